@@ -1,0 +1,187 @@
+import { randomUUID } from "node:crypto";
+import cors from "@fastify/cors";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import { sql } from "kysely";
+import { AuditCode } from "../features/audit/audit.writer.js";
+import { installAuthGuard } from "../http/auth.js";
+import { registerBodyParsers } from "../http/body-parsers.js";
+import { installErrorHandling } from "../http/errors.js";
+import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
+import { RouteRegistry } from "../http/route-registry.js";
+import type { Container } from "./container.js";
+import { featureRoutes, type RoutePlugin } from "./routes.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The tightest rate-limit state seen for this request (for RateLimit headers). */
+    rateLimit: RateLimitState | undefined;
+  }
+}
+
+/** Masks recipient identifiers in paths so they never reach logs whole: /r/abcd…/ */
+export function maskPath(url: string): string {
+  return url.replace(/\/r\/([^/?#]{4})[^/?#]*/g, "/r/$1…");
+}
+
+function tighter(a: RateLimitState | undefined, b: RateLimitState): RateLimitState {
+  return !a || b.remaining < a.remaining ? b : a;
+}
+
+/**
+ * Builds the Fastify app: conventions (DESIGN §5), auth, rate limits, audit of API calls, OpenAPI
+ * at /v1/openapi.json and /docs, health checks, and every feature's routes. Does not listen.
+ */
+export async function buildServer(
+  container: Container,
+  options: { extraRoutes?: RoutePlugin[] } = {},
+): Promise<FastifyInstance> {
+  const { config } = container;
+  const app = Fastify({
+    loggerInstance: container.logger.child({ component: "http" }) as FastifyBaseLogger,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    trustProxy: config.TRUST_PROXY,
+    bodyLimit: config.MAX_JSON_BODY_BYTES,
+    connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
+    keepAliveTimeout: 10_000,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
+    ajv: {
+      customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: true },
+    },
+    // One masked line per request is logged in onResponse instead of Fastify's unmasked pair.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+
+  const routes = new RouteRegistry();
+  app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));
+  installErrorHandling(app, routes);
+  await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
+
+  app.decorateRequest("rateLimit", undefined);
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+    if (request.url.startsWith("/v1/")) {
+      request.rateLimit = await container.rateLimiter.consume("ip", request.ip);
+    }
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        url: maskPath(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      "request",
+    );
+  });
+
+  await app.register(cors, {
+    origin: config.corsOrigins === "*" ? true : config.corsOrigins,
+    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+    allowedHeaders: ["Authorization", "Content-Type", "Accept", "Range", "X-Requested-With"],
+    exposedHeaders: [
+      "X-Request-Id",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Retry-After",
+      "Content-Disposition",
+      "ETag",
+      "Content-Range",
+    ],
+    maxAge: 600,
+  });
+
+  installAuthGuard(app, container.auth, async (request, ctx) => {
+    request.rateLimit = tighter(
+      request.rateLimit,
+      await container.rateLimiter.consume("app", String(ctx.applicationId)),
+    );
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (request.rateLimit && !reply.hasHeader("ratelimit-limit"))
+      reply.headers(rateLimitHeaders(request.rateLimit));
+    const auth = request.auth;
+    if (auth) {
+      // AAA-0010: every authenticated API call, written before the response leaves.
+      try {
+        await container.audit.write(container.database.db, {
+          accountId: auth.accountId,
+          code: AuditCode.API_CALL,
+          apiKeyId: auth.applicationId,
+          from: request.ip,
+          method: request.method,
+          path: request.url.split("?")[0] ?? "",
+          contentType: request.headers["content-type"]?.split(";")[0] ?? "",
+          value: String(reply.statusCode),
+        });
+      } catch (err) {
+        request.log.error({ err }, "audit write failed for API call");
+      }
+    }
+    return payload;
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Ferry: Secure File Exchange API",
+        version: "1.0.0",
+        description:
+          "Push files to people and pull files from them without accounts. Authenticate with `POST /v1/auth/get_token/`, then send `Authorization: JWT <token>`.",
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          JWT: {
+            type: "apiKey",
+            in: "header",
+            name: "Authorization",
+            description: "`JWT <token>` (Bearer also accepted)",
+          },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    uiConfig: { docExpansion: "list", deepLinking: true },
+  });
+
+  app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+  app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(container.database.db);
+      if (container.redis) await container.redis.ping();
+      return { status: "ready" };
+    } catch {
+      return reply
+        .code(503)
+        .send({ code: "SERVICE_UNAVAILABLE", detail: "A dependency (database or Redis) is not reachable." });
+    }
+  });
+
+  for (const plugin of [...featureRoutes, ...(options.extraRoutes ?? [])])
+    await app.register(plugin, { container });
+  return app;
+}
+
+/** The client address as seen by the server (honours TRUST_PROXY). */
+export function clientAddress(request: FastifyRequest): string {
+  return request.ip;
+}

@@ -1,0 +1,59 @@
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import pg from "pg";
+import type { DB } from "./schema.js";
+
+/** Which SQL engine backs a Database. */
+export type Dialect = "sqlite" | "postgres";
+
+/** A Kysely handle plus what callers need to know about the engine. */
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly dialect: Dialect;
+  /** Closes every connection. */
+  destroy(): Promise<void>;
+}
+
+/** A Kysely handle or an open transaction; repositories accept either. */
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+// int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+/** Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed). */
+export type DatabaseOptions = { postgresUrl: string; poolSize?: number } | { sqlitePath: string };
+
+/**
+ * Opens the database. SQLite runs in WAL mode with foreign keys on and a busy timeout;
+ * PostgreSQL uses a pool. Migrations are applied separately (src/db/migrator.ts).
+ */
+export function createDatabase(options: DatabaseOptions): Database {
+  if ("postgresUrl" in options) {
+    const pool = new pg.Pool({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
+    // A dropped idle connection must not crash the process; the pool replaces it.
+    pool.on("error", () => {});
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: "postgres", destroy: () => db.destroy() };
+  }
+  if (options.sqlitePath !== ":memory:") mkdirSync(dirname(options.sqlitePath), { recursive: true });
+  const sqlite = new SQLite(options.sqlitePath);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 10000");
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: "sqlite", destroy: () => db.destroy() };
+}
+
+/** Database options from the configuration: PostgreSQL when DATABASE_URL is set, else SQLite in the data dir. */
+export function databaseOptionsFromConfig(config: {
+  DATABASE_URL?: string | undefined;
+  DATABASE_POOL_SIZE: number;
+  dataDir: string;
+}): DatabaseOptions {
+  return config.DATABASE_URL
+    ? { postgresUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE }
+    : { sqlitePath: join(config.dataDir, "ferry.db") };
+}

@@ -1,0 +1,115 @@
+import type { Selectable } from "kysely";
+import type { Executor } from "../../db/database.js";
+import type { AccountsTable, ApplicationsTable } from "../../db/schema.js";
+
+/** An account row. */
+export type AccountRow = Selectable<AccountsTable>;
+/** An application row (API key stored only as a hash). */
+export type ApplicationRow = Selectable<ApplicationsTable>;
+
+/** Inserts an account; the email must be unique (caller checks first). */
+export async function insertAccount(
+  ex: Executor,
+  values: { email: string; name: string; now: string },
+): Promise<AccountRow> {
+  return ex
+    .insertInto("accounts")
+    .values({
+      email: values.email,
+      name: values.name,
+      settings: "{}",
+      created: values.now,
+      updated: values.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Finds an account by email, compared case-insensitively. */
+export async function findAccountByEmail(ex: Executor, email: string): Promise<AccountRow | undefined> {
+  return ex
+    .selectFrom("accounts")
+    .selectAll()
+    .where((eb) => eb(eb.fn("lower", ["email"]), "=", email.toLowerCase()))
+    .executeTakeFirst();
+}
+
+/** Finds an account by id. */
+export async function findAccountById(ex: Executor, id: number): Promise<AccountRow | undefined> {
+  return ex.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** Counts accounts (first-start detection). */
+export async function countAccounts(ex: Executor): Promise<number> {
+  const row = await ex
+    .selectFrom("accounts")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Inserts an application with its key hash. */
+export async function insertApplication(
+  ex: Executor,
+  values: {
+    accountId: number;
+    name: string;
+    keyPrefix: string;
+    keyHash: string;
+    scopes: string;
+    now: string;
+  },
+): Promise<ApplicationRow> {
+  return ex
+    .insertInto("applications")
+    .values({
+      account_id: values.accountId,
+      name: values.name,
+      key_prefix: values.keyPrefix,
+      key_hash: values.keyHash,
+      scopes: values.scopes,
+      created: values.now,
+      updated: values.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Finds an application by the SHA-256 of its key. */
+export async function findApplicationByKeyHash(
+  ex: Executor,
+  keyHash: string,
+): Promise<ApplicationRow | undefined> {
+  return ex.selectFrom("applications").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+}
+
+/** Finds an application by id. */
+export async function findApplicationById(ex: Executor, id: number): Promise<ApplicationRow | undefined> {
+  return ex.selectFrom("applications").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** Marks an application revoked; returns false when it does not exist. */
+export async function revokeApplicationRow(ex: Executor, id: number, now: string): Promise<boolean> {
+  const res = await ex
+    .updateTable("applications")
+    .set({ revoked_at: now, updated: now })
+    .where("id", "=", id)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Lists applications with their account email, oldest first; optionally for one account email. */
+export async function listApplicationRows(
+  ex: Executor,
+  email?: string,
+): Promise<(ApplicationRow & { email: string })[]> {
+  let q = ex
+    .selectFrom("applications")
+    .innerJoin("accounts", "accounts.id", "applications.account_id")
+    .selectAll("applications")
+    .select("accounts.email")
+    .orderBy("applications.id");
+  if (email) q = q.where((eb) => eb(eb.fn("lower", ["accounts.email"]), "=", email.toLowerCase()));
+  return q.execute();
+}

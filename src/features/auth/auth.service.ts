@@ -1,0 +1,283 @@
+import { createHash, randomBytes } from "node:crypto";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
+import type { Config } from "../../config/config.js";
+import type { Database } from "../../db/database.js";
+import type { Clock } from "../../shared/clock.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
+import { toTimestamp } from "../../shared/time.js";
+import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import {
+  type AccountRow,
+  type ApplicationRow,
+  countAccounts,
+  findAccountByEmail,
+  findAccountById,
+  findApplicationById,
+  findApplicationByKeyHash,
+  insertAccount,
+  insertApplication,
+  listApplicationRows,
+  revokeApplicationRow,
+} from "./auth.repository.js";
+import { normaliseScopes } from "./scopes.js";
+
+/** Who is calling: the application a token was issued to and its account. */
+export interface AuthContext {
+  accountId: number;
+  applicationId: number;
+  scopes: string;
+}
+
+/** The claims Ferry puts in every token. */
+export interface TokenClaims {
+  app_id: number;
+  account_id: number;
+  iat: number;
+  orig_iat: number;
+  exp: number;
+}
+
+/** Where a token operation came from, for the audit log. */
+export interface CallerInfo {
+  ip: string;
+  method: string;
+  path: string;
+  contentType?: string;
+}
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** SHA-256 hex of an API key (keys are 256-bit random, so a fast hash suffices). */
+export function hashApiKey(apiKey: string): string {
+  return createHash("sha256").update(apiKey, "utf8").digest("hex");
+}
+
+/** Accounts, applications and JWT tokens (spec: Authentication). */
+export class AuthService {
+  private readonly verified = new Map<string, TokenClaims>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly keyRing: KeyRing,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  private now(): string {
+    return toTimestamp(this.clock.now());
+  }
+
+  /** Creates an account; throws AppError(INVALID_REQUEST) on a bad or taken email. */
+  async createAccount(email: string, name = ""): Promise<AccountRow> {
+    if (!EMAIL_PATTERN.test(email)) throw new AppError("INVALID_REQUEST", "Enter a valid email address.");
+    const { db } = this.database;
+    if (await findAccountByEmail(db, email)) {
+      throw new AppError("CONFLICT", `An account with email ${email} already exists.`);
+    }
+    return insertAccount(db, { email, name, now: this.now() });
+  }
+
+  /**
+   * Creates an application for the account with `email` and returns its API key, which is
+   * shown this once and stored only as a hash.
+   */
+  async createApplication(
+    email: string,
+    name: string,
+    scopes?: string[],
+  ): Promise<{ account: AccountRow; application: ApplicationRow; apiKey: string }> {
+    const { db } = this.database;
+    const account = await findAccountByEmail(db, email);
+    if (!account) throw new AppError("RESOURCE_NOT_FOUND", `No account with email ${email}.`);
+    const normalised = normaliseScopes(scopes);
+    const apiKey = `fry_${this.config.isSandbox ? "sbx" : "live"}_${randomBytes(32).toString("base64url")}`;
+    const application = await insertApplication(db, {
+      accountId: account.id,
+      name,
+      keyPrefix: apiKey.slice(0, 12),
+      keyHash: hashApiKey(apiKey),
+      scopes: normalised,
+      now: this.now(),
+    });
+    return { account, application, apiKey };
+  }
+
+  /** Revokes an application: its key and every token issued to it stop working at once. */
+  async revokeApplication(id: number): Promise<void> {
+    const ok = await revokeApplicationRow(this.database.db, id, this.now());
+    if (!ok) throw new AppError("RESOURCE_NOT_FOUND", `No active application with id ${id}.`);
+    for (const [token, claims] of this.verified) if (claims.app_id === id) this.verified.delete(token);
+  }
+
+  /** Lists applications (never their keys), optionally of one account. */
+  async listApplications(email?: string) {
+    return listApplicationRows(this.database.db, email);
+  }
+
+  /**
+   * On a sandbox deployment with an empty database, creates a development account and
+   * application and returns its credentials once; returns undefined otherwise (never in live).
+   */
+  async ensureDevelopmentAccount(): Promise<{ email: string; apiKey: string } | undefined> {
+    if (!this.config.isSandbox) return undefined;
+    if ((await countAccounts(this.database.db)) > 0) return undefined;
+    const email = "dev@ferry.local";
+    await this.createAccount(email, "Development account");
+    const { apiKey } = await this.createApplication(email, "Development application");
+    return { email, apiKey };
+  }
+
+  /**
+   * get_token: exchanges api_key + the owner's email for a JWT. A mismatch is 401 and is
+   * audited as AAA-0002 on the account the email names (unknown emails have no account to log to).
+   */
+  async issueToken(apiKey: unknown, email: unknown, caller: CallerInfo): Promise<string> {
+    const fields: Record<string, string[]> = {};
+    if (typeof apiKey !== "string" || apiKey === "") fields.api_key = ["This field is required."];
+    if (typeof email !== "string" || email === "") fields.email = ["This field is required."];
+    if (Object.keys(fields).length > 0) {
+      throw new ValidationError(fields);
+    }
+    const { db } = this.database;
+    const application = await findApplicationByKeyHash(db, hashApiKey(apiKey as string));
+    const account = await findAccountByEmail(db, email as string);
+    const ok =
+      application && account && application.account_id === account.id && application.revoked_at === null;
+    const auditBase = {
+      from: caller.ip,
+      method: caller.method,
+      path: caller.path,
+      contentType: caller.contentType,
+    };
+    if (!ok || !application || !account) {
+      if (account) {
+        await this.audit.write(db, {
+          ...auditBase,
+          accountId: account.id,
+          code: AuditCode.TOKEN_REFUSED,
+          apiKeyId: application && application.account_id === account.id ? application.id : "",
+          value: "Invalid credentials",
+        });
+      }
+      throw new AppError("AUTHENTICATION_FAILURE", "Unable to log in with the provided credentials.");
+    }
+    const nowSec = Math.floor(this.clock.now().getTime() / 1000);
+    const token = await this.sign({
+      app_id: application.id,
+      account_id: account.id,
+      iat: nowSec,
+      orig_iat: nowSec,
+    });
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable("applications")
+        .set({ last_used_at: this.now() })
+        .where("id", "=", application.id)
+        .execute();
+      await this.audit.write(trx, {
+        ...auditBase,
+        accountId: account.id,
+        code: AuditCode.TOKEN_ISSUED,
+        apiKeyId: application.id,
+        relatedModel: "application",
+        relationKey: application.id,
+        value: "Token issued",
+      });
+    });
+    return token;
+  }
+
+  /** token_refresh: a valid token whose orig_iat is within the refresh window gets a new token with a new exp. */
+  async refreshToken(token: unknown): Promise<string> {
+    const claims = await this.verifyToken(token);
+    const nowSec = Math.floor(this.clock.now().getTime() / 1000);
+    if (nowSec - claims.orig_iat > this.config.TOKEN_REFRESH_WINDOW_SECONDS) {
+      throw new AppError("AUTHENTICATION_FAILURE", "Refresh has expired.");
+    }
+    await this.requireActiveApplication(claims);
+    return this.sign({
+      app_id: claims.app_id,
+      account_id: claims.account_id,
+      iat: nowSec,
+      orig_iat: claims.orig_iat,
+    });
+  }
+
+  /** token_verify / every API call: checks signature (HS256, kid from the ring), expiry and shape. */
+  async verifyToken(token: unknown): Promise<TokenClaims> {
+    if (typeof token !== "string" || token === "") {
+      throw new ValidationError({ token: ["This field is required."] });
+    }
+    const nowSec = Math.floor(this.clock.now().getTime() / 1000);
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (cached.exp > nowSec) return cached;
+      this.verified.delete(token);
+      throw new AppError("AUTHENTICATION_FAILURE", "Signature has expired.");
+    }
+    let payload: Record<string, unknown>;
+    try {
+      const result = await jwtVerify(
+        token,
+        (header) => this.keyRing.derive(String(header.kid ?? ""), "jwt"),
+        {
+          algorithms: ["HS256"],
+          currentDate: this.clock.now(),
+        },
+      );
+      payload = result.payload as Record<string, unknown>;
+    } catch (err) {
+      const expired = err instanceof joseErrors.JWTExpired;
+      throw new AppError(
+        "AUTHENTICATION_FAILURE",
+        expired ? "Signature has expired." : "Error decoding signature.",
+      );
+    }
+    const claims = payload as unknown as TokenClaims;
+    for (const k of ["app_id", "account_id", "iat", "orig_iat", "exp"] as const) {
+      if (!Number.isSafeInteger(claims[k]))
+        throw new AppError("AUTHENTICATION_FAILURE", "Invalid token claims.");
+    }
+    if (this.verified.size >= 10_000) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, claims);
+    return claims;
+  }
+
+  /** Resolves the caller of an API request from its token; 401 when invalid or the application is revoked. */
+  async authenticate(token: string): Promise<AuthContext> {
+    const claims = await this.verifyToken(token);
+    const app = await this.requireActiveApplication(claims);
+    return { accountId: app.account_id, applicationId: app.id, scopes: app.scopes };
+  }
+
+  /** The account and application behind an authenticated caller. */
+  async describeCaller(ctx: AuthContext): Promise<{ account: AccountRow; application: ApplicationRow }> {
+    const { db } = this.database;
+    const [account, application] = await Promise.all([
+      findAccountById(db, ctx.accountId),
+      findApplicationById(db, ctx.applicationId),
+    ]);
+    if (!account || !application)
+      throw new AppError("AUTHENTICATION_FAILURE", "The account of this token no longer exists.");
+    return { account, application };
+  }
+
+  private async requireActiveApplication(claims: TokenClaims): Promise<ApplicationRow> {
+    const app = await findApplicationById(this.database.db, claims.app_id);
+    if (!app || app.revoked_at !== null || app.account_id !== claims.account_id) {
+      throw new AppError("AUTHENTICATION_FAILURE", "The application of this token has been revoked.");
+    }
+    return app;
+  }
+
+  private async sign(claims: Omit<TokenClaims, "exp">): Promise<string> {
+    const kid = this.keyRing.activeKid;
+    return new SignJWT({ app_id: claims.app_id, account_id: claims.account_id, orig_iat: claims.orig_iat })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT", kid })
+      .setIssuedAt(claims.iat)
+      .setExpirationTime(claims.iat + this.config.TOKEN_TTL_SECONDS)
+      .sign(this.keyRing.derive(kid, "jwt"));
+  }
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AuthContext, AuthService } from "../features/auth/auth.service.js";
+import { type ScopeArea, scopeAllows } from "../features/auth/scopes.js";
+import { AppError } from "../shared/errors.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller of an authenticated API route (set by the auth guard). */
+    auth: AuthContext | undefined;
+  }
+  interface FastifyContextConfig {
+    /** true: no token needed (token operations, health, docs, recipient pages). */
+    public?: boolean;
+    /** The scope area the route belongs to; keys need it (or "*"). */
+    scope?: ScopeArea;
+  }
+}
+
+/** Reads `Authorization: JWT <token>` (or `Bearer <token>`); undefined when absent. */
+export function readBearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^(JWT|Bearer)\s+(\S+)\s*$/i.exec(header);
+  if (!match)
+    throw new AppError(
+      "AUTHENTICATION_FAILURE",
+      "Invalid Authorization header. Use: Authorization: JWT <token>.",
+    );
+  return match[2];
+}
+
+/** The caller of an authenticated route; throws 401 if the route forgot to require auth. */
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth)
+    throw new AppError("AUTHENTICATION_FAILURE", "Authentication credentials were not provided.");
+  return request.auth;
+}
+
+/**
+ * Guards every /v1 route that is not `config.public`: a valid token of an active application, and
+ * the route's scope. Runs before body parsing so unauthenticated uploads are refused early.
+ */
+export function installAuthGuard(
+  app: FastifyInstance,
+  auth: AuthService,
+  afterAuth: (request: FastifyRequest, ctx: AuthContext) => Promise<void>,
+): void {
+  app.decorateRequest("auth", undefined);
+  app.addHook("onRequest", async (request) => {
+    const config = request.routeOptions.config;
+    if (config.public || !request.routeOptions.url?.startsWith("/v1/")) return;
+    const token = readBearer(request);
+    if (!token) throw new AppError("AUTHENTICATION_FAILURE", "Authentication credentials were not provided.");
+    const ctx = await auth.authenticate(token);
+    request.auth = ctx;
+    await afterAuth(request, ctx);
+    const area = config.scope;
+    const allowed = area ? scopeAllows(ctx.scopes, area, request.method) : ctx.scopes === "*";
+    if (!allowed) {
+      throw new AppError(
+        "NOT_AUTHORIZED",
+        "You do not have permission to perform this action: the API key lacks the scope for it.",
+      );
+    }
+  });
+}

@@ -1,0 +1,181 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, type ErrorCode, errorStatus, ValidationError } from "../shared/errors.js";
+import type { RouteRegistry } from "./route-registry.js";
+
+/** The API versions this server speaks. */
+export const SUPPORTED_VERSIONS = ["v1"] as const;
+
+interface AjvError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns Ajv schema errors into the spec's `{"field": ["message"]}` shape with DRF-like wording. */
+export function validationFields(errors: AjvError[], context?: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const e of errors) {
+    const path = (e.instancePath ?? "").split("/").filter(Boolean);
+    const missing = typeof e.params?.missingProperty === "string" ? e.params.missingProperty : undefined;
+    const field = missing
+      ? [...path, missing].join(".")
+      : path.join(".") || (context === "body" ? "non_field_errors" : (context ?? "non_field_errors"));
+    const message = describeAjvError(e);
+    (out[field] ??= []).includes(message) || out[field].push(message);
+  }
+  return out;
+}
+
+function describeAjvError(e: AjvError): string {
+  const p = e.params ?? {};
+  switch (e.keyword) {
+    case "required":
+      return "This field is required.";
+    case "maxLength":
+      return `Ensure this field has no more than ${p.limit} characters.`;
+    case "minLength":
+      return Number(p.limit) <= 1
+        ? "This field may not be blank."
+        : `Ensure this field has at least ${p.limit} characters.`;
+    case "type":
+      return p.type === "integer" ? "A valid integer is required." : `Must be of type ${String(p.type)}.`;
+    case "enum":
+      return `Must be one of: ${(p.allowedValues as unknown[] | undefined)?.join(", ") ?? "the allowed values"}.`;
+    case "format":
+      return p.format === "email" ? "Enter a valid email address." : `Enter a valid ${String(p.format)}.`;
+    case "maximum":
+      return `Ensure this value is less than or equal to ${p.limit}.`;
+    case "minimum":
+      return `Ensure this value is greater than or equal to ${p.limit}.`;
+    case "maxItems":
+      return `Ensure this list has no more than ${p.limit} items.`;
+    case "additionalProperties":
+      return `Unknown field ${String(p.additionalProperty)}.`;
+    default:
+      return e.message ? `${e.message[0]?.toUpperCase()}${e.message.slice(1)}.` : "Invalid value.";
+  }
+}
+
+/** Fastify's own error codes mapped to the catalog. */
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_BODY_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "INVALID_REQUEST",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "INVALID_REQUEST",
+  FST_ERR_CTP_INVALID_JSON_BODY: "INVALID_REQUEST",
+  FST_ERR_CTP_EMPTY_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_INVALID_MULTIPART_CONTENT_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_REQ_FILE_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  FST_PARTS_LIMIT: "PAYLOAD_TOO_LARGE",
+  FST_FILES_LIMIT: "PAYLOAD_TOO_LARGE",
+  FST_FIELDS_LIMIT: "PAYLOAD_TOO_LARGE",
+  FST_PROTO_VIOLATION: "INVALID_REQUEST",
+  FST_ERR_VALIDATION: "INVALID_REQUEST",
+};
+
+const safeDetails: Partial<Record<ErrorCode, string>> = {
+  UNSUPPORTED_MEDIA_TYPE:
+    "Unsupported media type in request. Send application/json, application/x-www-form-urlencoded or multipart/form-data as the route documents.",
+  PAYLOAD_TOO_LARGE: "Request body is too large for this route.",
+};
+
+/** Sends an AppError in the spec's shapes. */
+export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  // Pre-serialised: a route's response schema must never reshape or drop an error body.
+  const body = err instanceof ValidationError ? err.fields : { code: err.code, detail: err.detail };
+  return reply
+    .code(err.status)
+    .type("application/json; charset=utf-8")
+    .serializer((p) => p as string)
+    .send(JSON.stringify(body));
+}
+
+/** Installs the error handler and the not-found handler (404 with versions, 405 with Allow). */
+export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
+  app.setErrorHandler(
+    (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+      if (error instanceof AppError) return sendAppError(reply, error);
+      if (error.validation) {
+        return sendAppError(
+          reply,
+          new ValidationError(validationFields(error.validation, error.validationContext)),
+        );
+      }
+      const mapped = error.code ? fastifyCodes[error.code] : undefined;
+      if (mapped) {
+        const detail =
+          safeDetails[mapped] ?? (mapped === "INVALID_REQUEST" ? malformedDetail(error) : error.message);
+        return sendAppError(reply, new AppError(mapped, detail));
+      }
+      if (error instanceof SyntaxError || error.statusCode === 400) {
+        return sendAppError(reply, new AppError("INVALID_REQUEST", malformedDetail(error)));
+      }
+      if (error.statusCode === 413)
+        return sendAppError(reply, new AppError("PAYLOAD_TOO_LARGE", safeDetails.PAYLOAD_TOO_LARGE!));
+      if (error.statusCode === 415) {
+        return sendAppError(
+          reply,
+          new AppError("UNSUPPORTED_MEDIA_TYPE", safeDetails.UNSUPPORTED_MEDIA_TYPE!),
+        );
+      }
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        const code = (Object.entries(errorStatus).find(([, s]) => s === error.statusCode)?.[0] ??
+          "INVALID_REQUEST") as ErrorCode;
+        return sendAppError(reply, new AppError(code, error.message || "Invalid request."));
+      }
+      request.log.error({ err: error }, "unhandled error");
+      return sendAppError(
+        reply,
+        new AppError(
+          "INTERNAL_SERVER_ERROR",
+          "An unexpected error occurred. The request id identifies it in the server logs.",
+        ),
+      );
+    },
+  );
+
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header("Allow", allowed.join(", "));
+      return sendAppError(
+        reply,
+        new AppError("METHOD_NOT_SUPPORTED", `Method "${request.method}" not allowed.`),
+      );
+    }
+    const first = path.split("/")[1] ?? "";
+    const supported = SUPPORTED_VERSIONS.join(", ");
+    if ((SUPPORTED_VERSIONS as readonly string[]).includes(first)) {
+      return sendAppError(reply, new AppError("RESOURCE_NOT_FOUND", "Not found."));
+    }
+    if (/^v\d+$/i.test(first)) {
+      return sendAppError(
+        reply,
+        new AppError(
+          "RESOURCE_NOT_FOUND",
+          `API version ${first} is not supported. Supported versions: ${supported}.`,
+        ),
+      );
+    }
+    return sendAppError(
+      reply,
+      new AppError(
+        "RESOURCE_NOT_FOUND",
+        `Not found. API paths start with a version segment, e.g. /v1/request/. Supported versions: ${supported}.`,
+      ),
+    );
+  });
+}
+
+function malformedDetail(error: Error & { code?: string }): string {
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
+    return "JSON parse error: the body is not valid JSON.";
+  if (error.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH") return "Content-Length does not match the body.";
+  if (/multipart|boundary/i.test(error.message))
+    return "Malformed multipart body (missing or wrong boundary).";
+  return "Malformed request.";
+}

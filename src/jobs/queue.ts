@@ -1,0 +1,182 @@
+import { randomInt } from "node:crypto";
+import { type Selectable, sql } from "kysely";
+import type { Database, Executor } from "../db/database.js";
+import type { JobsTable } from "../db/schema.js";
+import type { Clock } from "../shared/clock.js";
+import { toTimestamp } from "../shared/time.js";
+
+/** A claimed job as a handler sees it. */
+export type JobRow = Selectable<JobsTable>;
+
+/** Options of one enqueued job. */
+export interface EnqueueOptions {
+  /** Earliest time to run (default now). */
+  runAt?: Date;
+  /** Attempts before the job is marked dead (default from config). */
+  maxAttempts?: number;
+}
+
+/** The PostgreSQL NOTIFY channel that wakes workers when jobs are committed. */
+export const JOBS_CHANNEL = "ferry_jobs";
+
+/**
+ * The database-backed job queue (transactional outbox): jobs are rows written in the caller's
+ * transaction, so they exist exactly when the change that caused them commits.
+ */
+export class JobQueue {
+  private readonly localWakers = new Set<() => void>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly defaults: { maxAttempts: number; backoffBaseMs: number },
+  ) {}
+
+  /**
+   * Adds a job inside `ex` (pass the transaction of the change that causes it). On PostgreSQL a
+   * NOTIFY is queued in the same transaction, delivered to workers on commit.
+   */
+  async enqueue(ex: Executor, kind: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
+    const now = toTimestamp(this.clock.now());
+    const row = await ex
+      .insertInto("jobs")
+      .values({
+        kind,
+        payload: JSON.stringify(payload ?? {}),
+        state: "queued",
+        run_at: toTimestamp(options.runAt ?? this.clock.now()),
+        attempts: 0,
+        max_attempts: options.maxAttempts ?? this.defaults.maxAttempts,
+        created: now,
+        updated: now,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    if (this.database.dialect === "postgres")
+      await sql`select pg_notify(${JOBS_CHANNEL}, ${kind})`.execute(ex);
+    // In-process workers wake after the caller's commit (a microtask later is too early inside a transaction).
+    setTimeout(() => this.wakeLocal(), 5).unref();
+    return row.id;
+  }
+
+  /** Registers an in-process wake-up callback; returns a function that removes it. */
+  onEnqueue(wake: () => void): () => void {
+    this.localWakers.add(wake);
+    return () => this.localWakers.delete(wake);
+  }
+
+  private wakeLocal(): void {
+    for (const wake of this.localWakers) wake();
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs for `workerId`: queued jobs that are due, and running jobs
+   * whose lease expired (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so workers never
+   * take the same job; SQLite serialises writers, so the single UPDATE is atomic there.
+   */
+  async claim(workerId: string, limit: number, leaseMs: number, kinds?: string[]): Promise<JobRow[]> {
+    const now = this.clock.now();
+    const nowTs = toTimestamp(now);
+    const leaseUntil = toTimestamp(new Date(now.getTime() + leaseMs));
+    const { db } = this.database;
+    const pick = db
+      .selectFrom("jobs")
+      .select("id")
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("state", "=", "queued"), eb("run_at", "<=", nowTs)]),
+          eb.and([eb("state", "=", "running"), eb("locked_until", "<", nowTs)]),
+        ]),
+      )
+      .$if(kinds !== undefined, (q) => q.where("kind", "in", kinds ?? []))
+      .orderBy("run_at")
+      .orderBy("id")
+      .limit(limit)
+      .$if(this.database.dialect === "postgres", (q) => q.forUpdate().skipLocked());
+    const rows = await db
+      .updateTable("jobs")
+      .set((eb) => ({
+        state: "running",
+        locked_by: workerId,
+        locked_until: leaseUntil,
+        attempts: eb("attempts", "+", 1),
+        updated: nowTs,
+      }))
+      .where("id", "in", pick)
+      .returningAll()
+      .execute();
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Extends the lease of a job this worker still holds; false when the lease was lost. */
+  async heartbeat(jobId: number, workerId: string, leaseMs: number): Promise<boolean> {
+    const until = toTimestamp(new Date(this.clock.now().getTime() + leaseMs));
+    const res = await this.database.db
+      .updateTable("jobs")
+      .set({ locked_until: until })
+      .where("id", "=", jobId)
+      .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Marks a job done (only if this worker still holds it). */
+  async complete(jobId: number, workerId: string): Promise<void> {
+    const now = toTimestamp(this.clock.now());
+    await this.database.db
+      .updateTable("jobs")
+      .set({ state: "done", finished_at: now, updated: now, locked_until: null, last_error: null })
+      .where("id", "=", jobId)
+      .where("locked_by", "=", workerId)
+      .execute();
+  }
+
+  /**
+   * Records a failed attempt: back to queued with exponential backoff and jitter, or dead after
+   * max_attempts (or at once when `permanent`). `retryAt` overrides the computed delay.
+   */
+  async fail(
+    job: JobRow,
+    workerId: string,
+    error: string,
+    opts: { permanent?: boolean; retryAt?: Date } = {},
+  ) {
+    const now = this.clock.now();
+    const dead = opts.permanent === true || job.attempts >= job.max_attempts;
+    const delay = this.defaults.backoffBaseMs * 2 ** Math.max(0, job.attempts - 1);
+    const jittered = delay / 2 + randomInt(0, Math.max(1, Math.floor(delay / 2)));
+    const runAt = opts.retryAt ?? new Date(now.getTime() + jittered);
+    await this.database.db
+      .updateTable("jobs")
+      .set({
+        state: dead ? "dead" : "queued",
+        run_at: dead ? job.run_at : toTimestamp(runAt),
+        last_error: error.slice(0, 2000),
+        locked_by: null,
+        locked_until: null,
+        finished_at: dead ? toTimestamp(now) : null,
+        updated: toTimestamp(now),
+      })
+      .where("id", "=", job.id)
+      .where("locked_by", "=", workerId)
+      .execute();
+  }
+
+  /** Gives a job back untouched (graceful shutdown): queued again, this attempt not counted. */
+  async release(jobId: number, workerId: string): Promise<void> {
+    await this.database.db
+      .updateTable("jobs")
+      .set((eb) => ({
+        state: "queued",
+        locked_by: null,
+        locked_until: null,
+        attempts: eb("attempts", "-", 1),
+        updated: toTimestamp(this.clock.now()),
+      }))
+      .where("id", "=", jobId)
+      .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
+      .execute();
+  }
+}

@@ -1,0 +1,156 @@
+import { hostname } from "node:os";
+import pg from "pg";
+import type { Logger } from "pino";
+import { randomId } from "../shared/ids.js";
+import { JOBS_CHANNEL, type JobQueue, type JobRow } from "./queue.js";
+
+/** What a job handler may tell the worker besides success (return) or a retryable failure (throw). */
+export class PermanentJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PermanentJobError";
+  }
+}
+
+/** A handler for one job kind. It must be idempotent: a job may run again after a crash. */
+export type JobHandler = (payload: any, job: JobRow) => Promise<void>;
+
+/** Worker options from config. */
+export interface WorkerOptions {
+  concurrency: number;
+  leaseMs: number;
+  pollIntervalMs: number;
+  /** PostgreSQL URL to LISTEN for wake-ups; undefined on SQLite. */
+  listenUrl?: string | undefined;
+}
+
+/**
+ * Runs jobs from the queue: claims up to `concurrency` at a time, heartbeats their leases, retries
+ * failures with backoff, wakes on NOTIFY (PostgreSQL) or in-process enqueue, and polls otherwise.
+ */
+export class Worker {
+  readonly id = `${hostname()}:${process.pid}:${randomId(4)}`;
+  private readonly running = new Map<number, Promise<void>>();
+  private stopped = true;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private listener: pg.Client | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly handlers: ReadonlyMap<string, JobHandler>,
+    private readonly options: WorkerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts the claim loop (and the PostgreSQL listener). */
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.queue.onEnqueue(() => this.wake?.());
+    if (this.options.listenUrl) await this.listen(this.options.listenUrl);
+    this.loop = this.run();
+  }
+
+  private async listen(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    client.on("error", (err) => this.logger.warn({ err: err.message }, "job listener connection lost"));
+    client.on("notification", () => this.wake?.());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+      this.listener = client;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, "job listener unavailable; polling only");
+      await client.end().catch(() => {});
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const free = this.options.concurrency - this.running.size;
+      let claimed: JobRow[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.queue.claim(this.id, free, this.options.leaseMs, [...this.handlers.keys()]);
+        } catch (err) {
+          this.logger.error({ err: (err as Error).message }, "job claim failed");
+        }
+      }
+      for (const job of claimed) {
+        const p = this.execute(job).finally(() => {
+          this.running.delete(job.id);
+          this.wake?.();
+        });
+        this.running.set(job.id, p);
+      }
+      if (claimed.length === free && free > 0) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          this.wake = undefined;
+          resolve();
+        };
+      });
+    }
+  }
+
+  private async execute(job: JobRow): Promise<void> {
+    const handler = this.handlers.get(job.kind);
+    const log = this.logger.child({ job: job.id, kind: job.kind, attempt: job.attempts });
+    const beat = setInterval(
+      () => void this.queue.heartbeat(job.id, this.id, this.options.leaseMs).catch(() => {}),
+      Math.max(200, Math.floor(this.options.leaseMs / 3)),
+    );
+    try {
+      if (!handler) throw new PermanentJobError(`No handler for job kind ${job.kind}`);
+      await handler(JSON.parse(job.payload), job);
+      if (this.stopped && this.aborted.has(job.id)) return;
+      await this.queue.complete(job.id, this.id);
+      log.debug("job done");
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const permanent = err instanceof PermanentJobError;
+      log.warn({ err: message, permanent }, "job failed");
+      await this.queue.fail(job, this.id, message, { permanent }).catch((e) => {
+        log.error({ err: (e as Error).message }, "could not record job failure");
+      });
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  private readonly aborted = new Set<number>();
+
+  /**
+   * Stops claiming, waits up to `graceMs` for running jobs, then releases the ones still running
+   * so another worker takes them at once.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.wake?.();
+    await this.loop;
+    const pending = [...this.running.entries()];
+    const all = Promise.allSettled(pending.map(([, p]) => p));
+    const timedOut = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref()),
+    ]);
+    if (timedOut) {
+      for (const [id] of this.running) {
+        this.aborted.add(id);
+        await this.queue.release(id, this.id).catch(() => {});
+      }
+    }
+    await this.listener?.end().catch(() => {});
+  }
+
+  /** Jobs currently running in this worker. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+}
