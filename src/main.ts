@@ -9,6 +9,7 @@ import {
   type Output,
   revokeAppCommand,
 } from "./cli/admin.js";
+import { featureCommands } from "./cli/commands.js";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "./db/database.js";
 import { migrateToLatest } from "./db/migrator.js";
@@ -28,13 +29,15 @@ Commands:
 
 Configuration comes from environment variables (see README.md or .env.example).`;
 
-/** Extra CLI commands contributed by features: name → runner. */
-export type CommandRunner = (c: Container, out: Output, args: string[]) => Promise<void>;
+function usage(): string {
+  const extra = Object.entries(featureCommands).map(([name, c]) => `  ${`${name} ${c.usage}`.padEnd(29)}`);
+  return extra.length ? `${USAGE}\n\nMore commands:\n${extra.join("\n")}` : USAGE;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") {
-    console.log(USAGE);
+    console.log(usage());
     return command ? 0 : 2;
   }
   let config: ReturnType<typeof loadConfig>;
@@ -68,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
 
   const args = [sub, ...rest].filter((a): a is string => a !== undefined);
   const { values, positionals } = parseArgs({
-    args: command === "admin" || command === "keys" ? args.slice(1) : args,
+    args: args.slice(1),
     options: {
       email: { type: "string" },
       name: { type: "string" },
@@ -112,12 +115,14 @@ async function main(argv: string[]): Promise<number> {
           return 0;
       }
     }
+    const feature = featureCommands[`${command} ${sub ?? ""}`];
+    if (feature) return await feature.run(container, out, { ...values, json: values.json === true, positionals });
     if (command === "keys" && sub === "rotate") {
       const kid = container.keyRing.rotate();
       out.print({ active_kid: kid }, `New active key: ${kid}`);
       return 0;
     }
-    console.error(`Unknown command: ${[command, sub].filter(Boolean).join(" ")}\n\n${USAGE}`);
+    console.error(`Unknown command: ${[command, sub].filter(Boolean).join(" ")}\n\n${usage()}`);
     return 2;
   } catch (err) {
     if (err instanceof AppError || err instanceof UsageError) {
