@@ -1,20 +1,11 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 
-// s3rver ships no type declarations; this is the slice of its API the helper uses.
-interface S3rverInstance {
-  run(): Promise<AddressInfo>;
-  close(): Promise<void>;
-  httpServer?: Server;
-}
-type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
-const S3rver = createRequire(import.meta.url)("s3rver") as S3rverConstructor;
-
-/** A running S3-compatible server for tests; `stop()` closes it and deletes its files. */
+/** A running S3-compatible server for tests; `stop()` ends it and deletes its files. */
 export interface TestS3Server {
   endpoint: string;
   bucket: string;
@@ -24,40 +15,111 @@ export interface TestS3Server {
   stop(): Promise<void>;
 }
 
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BUCKET = "ferry-test";
+
+// Runs s3rver (a real S3 protocol server on the file system) in a child process, with fixes for
+// two defects of its last release (3.7.1) that would otherwise fail correct clients:
+// - ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only has in its legacy provider;
+// - ranged GETs read `end || Infinity`, so "bytes=0-0" returned the whole object, and a range
+//   on an empty object was served instead of refused with InvalidRange as S3 does.
+// The child exits when its stdin closes, so it never outlives the test process.
+const CHILD_SCRIPT = `
+const fs = require("node:fs");
+const S3rver = require("s3rver");
+const FilesystemStore = require("s3rver/lib/stores/filesystem");
+const S3Object = require("s3rver/lib/models/object");
+
+const wholeObject = FilesystemStore.prototype.getObject;
+FilesystemStore.prototype.getObject = async function getObject(bucket, key, options) {
+  if (!options || options.start === undefined) return wholeObject.call(this, bucket, key, options);
+  let metadata;
+  try {
+    metadata = await this.getMetadata(bucket, key);
+  } catch (err) {
+    if (err.code === "ENOENT") return null;
+    throw err;
+  }
+  const size = Number(metadata["content-length"]);
+  const start = options.start;
+  const end = Math.min(options.end === undefined ? Infinity : options.end, size - 1);
+  const object = new S3Object(bucket, key, null, metadata);
+  object.range = { start, end };
+  if (!(start >= 0) || start > end) return object; // no content: the controller answers InvalidRange
+  object.content = fs.createReadStream(this.getResourcePath(bucket, key, "object"), { start, end });
+  return object;
+};
+
+const [directory, bucket] = process.argv.slice(1);
+const server = new S3rver({
+  address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }],
+});
+server.run().then(
+  (address) => process.stdout.write(JSON.stringify({ port: address.port }) + "\\n"),
+  (error) => { console.error(error); process.exit(1); },
+);
+process.stdin.resume();
+process.stdin.on("end", () => process.exit(0));
+`;
+
 /**
  * Starts a real S3-compatible server (s3rver) on 127.0.0.1 on a free port, with one empty bucket,
- * storing objects in a fresh temporary directory. Rejects if the server cannot listen.
+ * storing objects in a fresh temporary directory. Rejects if the server does not come up.
  */
 export async function startS3Server(): Promise<TestS3Server> {
   const directory = await mkdtemp(join(tmpdir(), "ferry-s3rver-"));
-  const bucket = "ferry-test";
-  const server = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory,
-    configureBuckets: [{ name: bucket }],
-  });
-  let address: AddressInfo;
+  const child = spawn(
+    process.execPath,
+    ["--openssl-legacy-provider", "-e", CHILD_SCRIPT, directory, BUCKET],
+    {
+      cwd: PROJECT_ROOT,
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
+  let port: number;
   try {
-    address = await server.run();
+    port = await readPort(child);
   } catch (error) {
+    await stopChild(child);
     await rm(directory, { recursive: true, force: true });
     throw error;
   }
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
-    bucket,
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket: BUCKET,
     region: "us-east-1",
     // s3rver's built-in account.
     accessKeyId: "S3RVER",
     secretAccessKey: "S3RVER",
     async stop() {
-      // Idle keep-alive sockets from SDK clients would otherwise hold close() open.
-      const closing = server.close();
-      server.httpServer?.closeAllConnections();
-      await closing;
+      await stopChild(child);
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+function readPort(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const lines = createInterface({ input: child.stdout! });
+    lines.once("line", (line) => {
+      lines.close();
+      const { port } = JSON.parse(line) as { port: number };
+      resolve(port);
+    });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      reject(new Error(`s3rver exited with code ${code} before listening: ${stderr}`)),
+    );
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.stdin?.end();
+  await exited;
 }

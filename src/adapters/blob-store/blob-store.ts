@@ -1,0 +1,93 @@
+/**
+ * Blob store port (DESIGN.md §3): opaque, already-encrypted bytes under string keys. Every
+ * implementation passes `runBlobStoreContract` (blob-store.contract.ts).
+ */
+import type { Readable } from "node:stream";
+import { LocalBlobStore } from "./local-blob-store.js";
+import { MemoryBlobStore } from "./memory-blob-store.js";
+import { S3BlobStore } from "./s3-blob-store.js";
+
+export {
+  assertValidBlobKey,
+  assertValidBlobPrefix,
+  BlobNotFoundError,
+  InvalidBlobKeyError,
+  isValidBlobKey,
+  MAX_BLOB_KEY_LENGTH,
+} from "./blob-validation.js";
+
+/** A byte range of a blob: `start` and `end` are 0-based and inclusive. */
+export interface BlobRange {
+  start: number;
+  end: number;
+}
+
+/** One stored blob as reported by `list`. */
+export interface BlobListEntry {
+  key: string;
+  bytes: number;
+  modifiedAt: Date;
+}
+
+/**
+ * Storage for blobs. Keys follow `isValidBlobKey`; every method rejects InvalidBlobKeyError for
+ * other keys. A blob becomes visible only once `put` resolves, whole; readers never see part of it.
+ */
+export interface BlobStore {
+  /** Which implementation this is; recorded with each blob row. */
+  readonly kind: "memory" | "local" | "s3";
+  /**
+   * Stores the whole of `body` under `key`, replacing any previous blob, and resolves with the byte
+   * count. If `body` errors or the write fails, it rejects and the key keeps its previous state.
+   */
+  put(key: string, body: Readable): Promise<{ bytes: number }>;
+  /**
+   * Streams the blob, or only bytes start..end (inclusive; `end` past the blob's end is clamped).
+   * Rejects BlobNotFoundError for a missing key, RangeError for a malformed range or one starting
+   * at or past the end of the blob (so any range of an empty blob).
+   */
+  get(key: string, range?: BlobRange): Promise<Readable>;
+  /** Removes the blob; resolves also when there was none. */
+  delete(key: string): Promise<void>;
+  /** Whether a blob is stored under `key`. */
+  exists(key: string): Promise<boolean>;
+  /**
+   * Every blob whose key starts with `prefix` ("" for all; "media/1/" for one folder), in no
+   * particular order. Rejects InvalidBlobKeyError unless prefix is "", a key, or a key + "/".
+   */
+  list(prefix: string): AsyncIterable<BlobListEntry>;
+  /** Releases connections and handles; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** Which blob store to build and how; produced from config (BLOB_STORE=memory|local|s3). */
+export type BlobStoreOptions =
+  | { kind: "memory" }
+  | { kind: "local"; dir: string }
+  | {
+      kind: "s3";
+      /** Custom endpoint for S3-compatible services (MinIO, R2...); omit for AWS. */
+      endpoint?: string;
+      bucket: string;
+      region: string;
+      /** Static credentials; when omitted the SDK's default provider chain applies. */
+      accessKeyId?: string;
+      secretAccessKey?: string;
+      forcePathStyle: boolean;
+    };
+
+/** Builds the blob store selected by `options.kind`; the only place an implementation is chosen. */
+export function createBlobStore(options: BlobStoreOptions): BlobStore {
+  switch (options.kind) {
+    case "memory":
+      return new MemoryBlobStore();
+    case "local":
+      return new LocalBlobStore(options.dir);
+    case "s3":
+      return new S3BlobStore(options);
+    default: {
+      const unknown: never = options;
+      throw new Error(`unknown blob store kind ${JSON.stringify((unknown as { kind: unknown }).kind)}`);
+    }
+  }
+}

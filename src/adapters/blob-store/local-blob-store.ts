@@ -1,0 +1,181 @@
+import { randomBytes } from "node:crypto";
+import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { BlobListEntry, BlobRange, BlobStore } from "./blob-store.js";
+import {
+  assertValidBlobKey,
+  assertValidBlobPrefix,
+  assertValidRange,
+  BlobNotFoundError,
+  unsatisfiableRange,
+} from "./blob-validation.js";
+
+/** Directory the local blob store uses when config names none. */
+export const DEFAULT_LOCAL_BLOB_DIR = "./data/blobs";
+
+// Key "media/1/part-0" is the file "<dir>/media/1/part-0.blob". The suffix keeps a key and a
+// deeper key ("media/1" and "media/1/x") from fighting over one path as file and directory.
+const FILE_SUFFIX = ".blob";
+const READ_CHUNK_BYTES = 64 * 1024;
+const OPEN_ATTEMPTS = 3;
+
+/**
+ * Blob store on the local file system under one directory. Writes go to a dot-named temporary
+ * file in the target's directory, are fsynced, then renamed into place, so a crash never leaves a
+ * partial blob under a key (only an unlisted temporary file). Empty directories are pruned on delete.
+ */
+export class LocalBlobStore implements BlobStore {
+  readonly kind = "local";
+  readonly #root: string;
+
+  /** Stores blobs under `dir` (created on first write), resolved against the working directory. */
+  constructor(dir: string = DEFAULT_LOCAL_BLOB_DIR) {
+    this.#root = resolve(dir);
+  }
+
+  /** See BlobStore.put; the temporary file is removed if `body` or the write fails. */
+  async put(key: string, body: Readable): Promise<{ bytes: number }> {
+    assertValidBlobKey(key);
+    const target = this.#pathOf(key);
+    const dir = dirname(target);
+    const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+    const handle = await openNewFile(dir, temp);
+    // flush: fsync before close, so the rename below never publishes unwritten data.
+    const out = handle.createWriteStream({ flush: true, highWaterMark: READ_CHUNK_BYTES });
+    try {
+      await pipeline(body, out);
+      await rename(temp, target);
+    } catch (error) {
+      out.destroy();
+      await rm(temp, { force: true });
+      throw error;
+    }
+    await syncDirectory(dir);
+    return { bytes: out.bytesWritten };
+  }
+
+  /** See BlobStore.get. */
+  async get(key: string, range?: BlobRange): Promise<Readable> {
+    assertValidBlobKey(key);
+    if (range) assertValidRange(range);
+    let handle: FileHandle;
+    try {
+      handle = await open(this.#pathOf(key), "r");
+    } catch (error) {
+      if (isMissing(error)) throw new BlobNotFoundError(key);
+      throw error;
+    }
+    if (!range) return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
+    try {
+      const { size } = await handle.stat();
+      if (range.start >= size) throw unsatisfiableRange(key, range.start, size);
+      return handle.createReadStream({
+        start: range.start,
+        end: Math.min(range.end, size - 1),
+        highWaterMark: READ_CHUNK_BYTES,
+      });
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** See BlobStore.delete; also removes directories the deletion left empty. */
+  async delete(key: string): Promise<void> {
+    assertValidBlobKey(key);
+    const path = this.#pathOf(key);
+    await rm(path, { force: true });
+    for (let dir = dirname(path); dir !== this.#root && dir.startsWith(this.#root); dir = dirname(dir)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        break; // not empty (or already gone): nothing further up can be empty because of us
+      }
+    }
+  }
+
+  /** See BlobStore.exists. */
+  async exists(key: string): Promise<boolean> {
+    assertValidBlobKey(key);
+    try {
+      return (await stat(this.#pathOf(key))).isFile();
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  /** See BlobStore.list; walks only the directory the prefix points into. */
+  async *list(prefix: string): AsyncIterable<BlobListEntry> {
+    assertValidBlobPrefix(prefix);
+    const slash = prefix.lastIndexOf("/");
+    const baseKey = slash === -1 ? "" : prefix.slice(0, slash);
+    yield* this.#walk(baseKey, prefix);
+  }
+
+  /** Nothing to release: every operation opens and closes its own handles. */
+  async close(): Promise<void> {}
+
+  async *#walk(dirKey: string, prefix: string): AsyncGenerator<BlobListEntry> {
+    let dir: Awaited<ReturnType<typeof opendir>>;
+    try {
+      dir = await opendir(dirKey === "" ? this.#root : join(this.#root, ...dirKey.split("/")));
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    for await (const entry of dir) {
+      if (entry.name.startsWith(".")) continue; // temporary files of writes in progress
+      const childKey = dirKey === "" ? entry.name : `${dirKey}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (`${childKey}/`.startsWith(prefix) || prefix.startsWith(`${childKey}/`))
+          yield* this.#walk(childKey, prefix);
+      } else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX)) {
+        const key = childKey.slice(0, -FILE_SUFFIX.length);
+        if (!key.startsWith(prefix)) continue;
+        try {
+          const info = await stat(join(this.#root, ...childKey.split("/")));
+          yield { key, bytes: info.size, modifiedAt: info.mtime };
+        } catch (error) {
+          if (!isMissing(error)) throw error; // deleted while listing
+        }
+      }
+    }
+  }
+
+  #pathOf(key: string): string {
+    return join(this.#root, ...key.split("/")) + FILE_SUFFIX;
+  }
+}
+
+async function openNewFile(dir: string, path: string): Promise<FileHandle> {
+  for (let attempt = 1; ; attempt++) {
+    await mkdir(dir, { recursive: true });
+    try {
+      return await open(path, "wx");
+    } catch (error) {
+      // A concurrent delete may prune the directory between mkdir and open: create it again.
+      if (!isMissing(error) || attempt >= OPEN_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // Makes the rename durable; some platforms cannot fsync a directory, which only weakens that.
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close();
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}

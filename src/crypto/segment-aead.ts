@@ -1,0 +1,331 @@
+/**
+ * Segmented AEAD streams for media parts (DESIGN.md §3 "Encrypted media"): encrypt a part into a
+ * blob, decrypt a whole blob or a byte range of it. The blob layout and key, nonce and additional
+ * data derivation are documented in segment-format.ts, re-exported here.
+ */
+import { Transform, type TransformCallback } from "node:stream";
+import { IntegrityError } from "./integrity-error.js";
+import {
+  assertDek,
+  assertNonNegativeInteger,
+  assertPartIndex,
+  BLOB_HEADER_BYTES,
+  createBlobHeader,
+  PartCipher,
+  parseBlobHeader,
+  SEGMENT_BLOB_BYTES,
+  SEGMENT_PLAINTEXT_BYTES,
+  SEGMENT_TAG_BYTES,
+  type SegmentSpan,
+} from "./segment-format.js";
+
+export {
+  BLOB_FORMAT_VERSION,
+  BLOB_HEADER_BYTES,
+  type BlobHeader,
+  decryptedSize,
+  encryptedSize,
+  parseBlobHeader,
+  SEGMENT_BLOB_BYTES,
+  SEGMENT_PLAINTEXT_BYTES,
+  SEGMENT_TAG_BYTES,
+  type SegmentSpan,
+  segmentSpan,
+} from "./segment-format.js";
+
+/** An encrypting stream that also exposes the header it writes first. */
+export interface EncryptStream extends Transform {
+  /**
+   * A copy of the blob's header (BLOB_HEADER_BYTES). Storing it with the part row lets reads
+   * skip fetching it and refuse an older blob of the same part put back in its place.
+   */
+  readonly header: Buffer;
+}
+
+/**
+ * Encrypts one part: plaintext in, blob bytes (header, then segments) out, with back pressure.
+ * Throws TypeError/RangeError synchronously unless dek is 32 bytes and partIndex a uint32.
+ */
+export function createEncryptStream(dek: Buffer, partIndex: number): EncryptStream {
+  return new SegmentEncryptStream(dek, partIndex);
+}
+
+/**
+ * Decrypts a whole blob, or its tail: blob bytes in (the header, then the segments from
+ * `firstSegment`, default 0, to the end of the blob), verified plaintext out. Emits IntegrityError
+ * (pushing nothing more) on any tampering, truncation or trailing data, or when the blob's header
+ * differs from `expectedHeader`; never emits unverified bytes. Throws TypeError/RangeError
+ * synchronously on a bad dek, partIndex or firstSegment.
+ */
+export function createDecryptStream(
+  dek: Buffer,
+  partIndex: number,
+  opts: { firstSegment?: number; expectedHeader?: Buffer } = {},
+): Transform {
+  const firstSegment = opts.firstSegment ?? 0;
+  assertNonNegativeInteger(firstSegment, "firstSegment");
+  return new SegmentDecryptStream(dek, partIndex, {
+    header: undefined,
+    expectedHeader: opts.expectedHeader,
+    firstSegment,
+    lastSegment: undefined,
+    finalAtEnd: true,
+    skipBytes: 0,
+    takeBytes: undefined,
+  });
+}
+
+/**
+ * Decrypts a byte range: `header` is the blob's first BLOB_HEADER_BYTES bytes, the input is exactly
+ * the blob bytes span.blobStart..span.blobEndInclusive, the output exactly the plaintext range the
+ * span was computed for. Emits IntegrityError on a bad header, tampering, or input that is shorter
+ * or longer than the span. The final flag is only checked when the span includes the final segment.
+ */
+export function createRangeDecryptStream(
+  dek: Buffer,
+  partIndex: number,
+  header: Buffer,
+  span: SegmentSpan,
+): Transform {
+  assertNonNegativeInteger(span.firstSegment, "span.firstSegment");
+  assertNonNegativeInteger(span.lastSegment, "span.lastSegment");
+  assertNonNegativeInteger(span.skipBytes, "span.skipBytes");
+  assertNonNegativeInteger(span.takeBytes, "span.takeBytes");
+  if (span.lastSegment < span.firstSegment)
+    throw new RangeError("span.lastSegment precedes span.firstSegment");
+  return new SegmentDecryptStream(dek, partIndex, {
+    header,
+    expectedHeader: undefined,
+    firstSegment: span.firstSegment,
+    lastSegment: span.lastSegment,
+    finalAtEnd: span.includesFinalSegment,
+    skipBytes: span.skipBytes,
+    takeBytes: span.takeBytes,
+  });
+}
+
+/** A FIFO of buffers from which exact byte counts are taken as zero-copy slices. */
+class ByteQueue {
+  readonly #chunks: Buffer[] = [];
+  length = 0;
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.length += chunk.length;
+  }
+
+  /** Removes and returns the next `n` bytes (n <= length) as slices of the queued buffers. */
+  take(n: number): Buffer[] {
+    const pieces: Buffer[] = [];
+    let wanted = n;
+    while (wanted > 0) {
+      const chunk = this.#chunks[0]!;
+      if (chunk.length <= wanted) {
+        pieces.push(chunk);
+        wanted -= chunk.length;
+        this.#chunks.shift();
+      } else {
+        pieces.push(chunk.subarray(0, wanted));
+        this.#chunks[0] = chunk.subarray(wanted);
+        wanted = 0;
+      }
+    }
+    this.length -= n;
+    return pieces;
+  }
+}
+
+class SegmentEncryptStream extends Transform implements EncryptStream {
+  readonly #cipher: PartCipher;
+  readonly #header: Buffer;
+  readonly #pending = new ByteQueue();
+  #segmentIndex = 0;
+
+  constructor(dek: Buffer, partIndex: number) {
+    assertDek(dek);
+    assertPartIndex(partIndex);
+    super({ readableHighWaterMark: SEGMENT_BLOB_BYTES, writableHighWaterMark: SEGMENT_PLAINTEXT_BYTES });
+    const header = createBlobHeader();
+    this.#cipher = new PartCipher(dek, partIndex, header);
+    this.#header = header;
+    this.push(Buffer.from(header));
+  }
+
+  get header(): Buffer {
+    return Buffer.from(this.#header);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#pending.push(chunk);
+    // A segment is known not to be final only once a byte beyond it has arrived.
+    while (this.#pending.length > SEGMENT_PLAINTEXT_BYTES) {
+      this.#sealSegment(this.#pending.take(SEGMENT_PLAINTEXT_BYTES), false);
+    }
+    callback();
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.#sealSegment(this.#pending.take(this.#pending.length), true);
+    callback();
+  }
+
+  #sealSegment(pieces: Buffer[], final: boolean): void {
+    const cipher = this.#cipher.cipher(this.#segmentIndex++, final);
+    // Pieces are at most 64 KiB in total, so the cipher is never fed an oversized buffer.
+    for (const piece of pieces) {
+      const out = cipher.update(piece);
+      if (out.length > 0) this.push(out);
+    }
+    cipher.final();
+    this.push(cipher.getAuthTag());
+  }
+}
+
+interface DecryptPlan {
+  /** Pre-fetched header, or undefined when the header is the first bytes of the input. */
+  header: Buffer | undefined;
+  /** When set, the header read from the input must equal it. */
+  expectedHeader: Buffer | undefined;
+  firstSegment: number;
+  /** Last segment expected in the input, when known. */
+  lastSegment: number | undefined;
+  /** Whether the last segment of the input must carry the final flag. */
+  finalAtEnd: boolean;
+  skipBytes: number;
+  takeBytes: number | undefined;
+}
+
+class SegmentDecryptStream extends Transform {
+  readonly #dek: Buffer;
+  readonly #partIndex: number;
+  readonly #plan: DecryptPlan;
+  readonly #input = new ByteQueue();
+  #cipher: PartCipher | undefined;
+  #segmentIndex: number;
+  #skip: number;
+  #remaining: number;
+
+  constructor(dek: Buffer, partIndex: number, plan: DecryptPlan) {
+    assertDek(dek);
+    assertPartIndex(partIndex);
+    super({ readableHighWaterMark: SEGMENT_PLAINTEXT_BYTES, writableHighWaterMark: SEGMENT_BLOB_BYTES });
+    this.#dek = dek;
+    this.#partIndex = partIndex;
+    this.#plan = plan;
+    this.#segmentIndex = plan.firstSegment;
+    this.#skip = plan.skipBytes;
+    this.#remaining = plan.takeBytes ?? Number.POSITIVE_INFINITY;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#input.push(chunk);
+    try {
+      if (!this.#cipher) {
+        // The header comes from the caller or from the input; either way it is validated here so a
+        // bad header surfaces as a stream error that pipeline() propagates to the source.
+        const header = this.#plan.header ?? this.#takeInputHeader();
+        if (!header) {
+          callback();
+          return;
+        }
+        parseBlobHeader(header);
+        if (this.#plan.expectedHeader && !header.equals(this.#plan.expectedHeader)) {
+          throw new IntegrityError("encrypted blob is not the one recorded for this part");
+        }
+        this.#cipher = new PartCipher(this.#dek, this.#partIndex, header);
+      }
+      // With finality decided by end of input, a segment is non-final only once a byte beyond it
+      // is here; with a range ending before the final segment, every segment is non-final.
+      const lookahead = this.#plan.finalAtEnd ? 1 : 0;
+      while (this.#input.length >= SEGMENT_BLOB_BYTES + lookahead) {
+        this.#checkRoomForNonFinal();
+        this.#openSegment(SEGMENT_BLOB_BYTES, false);
+      }
+      if (this.#input.length > 0 && !this.#plan.finalAtEnd) this.#checkRoomForNonFinal();
+      callback();
+    } catch (error) {
+      callback(asIntegrityError(error));
+    }
+  }
+
+  override _flush(callback: TransformCallback): void {
+    try {
+      if (!this.#cipher) {
+        if (this.#plan.header) parseBlobHeader(this.#plan.header);
+        throw new IntegrityError("encrypted blob is truncated (no segments)");
+      }
+      const { finalAtEnd, lastSegment, takeBytes } = this.#plan;
+      if (finalAtEnd) {
+        if (this.#input.length < SEGMENT_TAG_BYTES) {
+          throw new IntegrityError("encrypted blob is truncated (final segment missing)");
+        }
+        if (lastSegment !== undefined && this.#segmentIndex !== lastSegment) {
+          throw new IntegrityError("encrypted blob does not end where the range expects");
+        }
+        this.#openSegment(this.#input.length, true);
+      } else {
+        if (this.#input.length > 0) throw new IntegrityError("encrypted range ends mid-segment");
+        if (this.#segmentIndex - 1 !== lastSegment) throw new IntegrityError("encrypted range is truncated");
+      }
+      if (takeBytes !== undefined && this.#remaining !== 0) {
+        throw new IntegrityError("encrypted blob is shorter than the range expects");
+      }
+      callback();
+    } catch (error) {
+      callback(asIntegrityError(error));
+    }
+  }
+
+  #takeInputHeader(): Buffer | undefined {
+    if (this.#input.length < BLOB_HEADER_BYTES) return undefined;
+    return Buffer.concat(this.#input.take(BLOB_HEADER_BYTES));
+  }
+
+  #checkRoomForNonFinal(): void {
+    const { lastSegment, finalAtEnd } = this.#plan;
+    if (lastSegment === undefined) return;
+    const lastNonFinal = finalAtEnd ? lastSegment - 1 : lastSegment;
+    if (this.#segmentIndex > lastNonFinal) {
+      throw new IntegrityError("encrypted range is longer than expected");
+    }
+  }
+
+  #openSegment(blobBytes: number, final: boolean): void {
+    const decipher = this.#cipher!.decipher(this.#segmentIndex, final);
+    const ciphertext = this.#input.take(blobBytes - SEGMENT_TAG_BYTES);
+    decipher.setAuthTag(Buffer.concat(this.#input.take(SEGMENT_TAG_BYTES)));
+    // update() returns plaintext before the tag is checked: hold it until final() succeeds.
+    const plaintext: Buffer[] = [];
+    for (const piece of ciphertext) {
+      const out = decipher.update(piece);
+      if (out.length > 0) plaintext.push(out);
+    }
+    try {
+      decipher.final();
+    } catch (error) {
+      throw new IntegrityError(`segment ${this.#segmentIndex} failed authentication`, { cause: error });
+    }
+    this.#segmentIndex++;
+    for (const piece of plaintext) this.#emit(piece);
+  }
+
+  #emit(piece: Buffer): void {
+    let out = piece;
+    if (this.#skip > 0) {
+      const skipped = Math.min(this.#skip, out.length);
+      this.#skip -= skipped;
+      out = out.subarray(skipped);
+    }
+    if (out.length > this.#remaining) out = out.subarray(0, this.#remaining);
+    if (out.length === 0) return;
+    this.#remaining -= out.length;
+    this.push(out);
+  }
+}
+
+function asIntegrityError(error: unknown): IntegrityError {
+  return error instanceof IntegrityError
+    ? error
+    : new IntegrityError("encrypted blob could not be decrypted", { cause: error });
+}
