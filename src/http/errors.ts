@@ -22,7 +22,9 @@ export function validationFields(errors: AjvError[], context?: string): Record<s
       ? [...path, missing].join(".")
       : path.join(".") || (context === "body" ? "non_field_errors" : (context ?? "non_field_errors"));
     const message = describeAjvError(e);
-    (out[field] ??= []).includes(message) || out[field].push(message);
+    const list = out[field] ?? [];
+    if (!list.includes(message)) list.push(message);
+    out[field] = list;
   }
   return out;
 }

@@ -23,7 +23,7 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { extraRoutes?: RoutePlugin[] } = {},
+  options: { extraRoutes?: RoutePlugin[]; rateLimitPrefix?: string } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
@@ -38,7 +38,7 @@ export async function createTestApp(
   const container = await createContainer(config, {
     clock,
     logger: pino({ level: process.env.FERRY_TEST_LOG ?? "silent" }),
-    rateLimitPrefix: `ferry-test-${randomId(6)}`,
+    rateLimitPrefix: options.rateLimitPrefix ?? `ferry-test-${randomId(6)}`,
   });
   const app = await buildServer(container, options);
   await app.ready();

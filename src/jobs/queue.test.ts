@@ -1,0 +1,198 @@
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "../../test/helpers/app.js";
+import { eventually, spawnFerry } from "../../test/helpers/process.js";
+import { buildWorker } from "../app/build-worker.js";
+import { JobQueue } from "./queue.js";
+import { PermanentJobError, Worker } from "./worker.js";
+
+/** Lines of a diagnostic.record file as [event, jobId, pid, ms]. */
+function readRecord(file: string): { event: string; job: number; pid: number; at: number }[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [event, job, pid, at] = line.split(" ");
+      return { event: event ?? "", job: Number(job), pid: Number(pid), at: Number(at) };
+    });
+}
+
+describe("job queue", () => {
+  let t: TestApp;
+  let dir: string;
+  const quiet = pino({ level: "silent" });
+
+  beforeAll(async () => {
+    t = await createTestApp({ FERRY_TEST_JOBS: "true", JOB_POLL_INTERVAL_MS: "50", JOB_BACKOFF_BASE_MS: "10" });
+    dir = mkdtempSync(join(tmpdir(), "ferry-jobs-"));
+  });
+  afterAll(async () => t?.close());
+
+  const worker = (handlers?: Map<string, (p: any) => Promise<void>>) =>
+    handlers
+      ? new Worker(t.container.jobs, handlers, { concurrency: 2, leaseMs: 5000, pollIntervalMs: 50 }, quiet)
+      : buildWorker(t.container);
+
+  it("runs a job committed with its transaction exactly once", async () => {
+    const file = join(dir, "once.log");
+    const { db } = t.container.database;
+    const jobId = await db.transaction().execute(async (trx) => {
+      await trx.insertInto("accounts").values({ email: "job-owner@example.com", name: "", settings: "{}", created: "x", updated: "x" }).execute();
+      return t.container.jobs.enqueue(trx, "diagnostic.record", { file });
+    });
+    const w = worker();
+    await w.start();
+    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state === "done");
+    await new Promise((r) => setTimeout(r, 200));
+    await w.stop();
+    expect(readRecord(file).map((r) => `${r.event} ${r.job}`)).toEqual([`start ${jobId}`, `end ${jobId}`]);
+  });
+
+  it("leaves no job when the transaction rolls back", async () => {
+    const { db } = t.container.database;
+    const before = await db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await t.container.jobs.enqueue(trx, "diagnostic.record", { file: join(dir, "never.log") });
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    const after = await db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect(existsSync(join(dir, "never.log"))).toBe(false);
+  });
+
+  it("retries failures with backoff, then succeeds; permanent failures and exhausted attempts go dead", async () => {
+    const { db } = t.container.database;
+    const file = join(dir, "retry.log");
+    const retried = await t.container.jobs.enqueue(db, "diagnostic.record", { file, failTimes: 2 });
+    const exhausted = await t.container.jobs.enqueue(db, "diagnostic.record", { file: join(dir, "x.log"), failTimes: 99 }, { maxAttempts: 3 });
+    const w = worker();
+    await w.start();
+    await eventually(async () => {
+      // Retries are scheduled on the fixed clock: move it past each backoff.
+      t.clock.advance(1000);
+      const rows = await db.selectFrom("jobs").select(["id", "state"]).where("id", "in", [retried, exhausted]).execute();
+      return rows.every((r) => r.state === "done" || r.state === "dead");
+    });
+    await w.stop();
+    const rows = await db.selectFrom("jobs").selectAll().where("id", "in", [retried, exhausted]).orderBy("id").execute();
+    expect(rows[0]).toMatchObject({ state: "done", attempts: 3 });
+    expect(rows[1]).toMatchObject({ state: "dead", attempts: 3, last_error: "planned failure 3" });
+    expect(readRecord(file).filter((r) => r.event === "end").length).toBe(1);
+
+    const permanent = await t.container.jobs.enqueue(db, "custom.permanent", {});
+    const w2 = worker(
+      new Map([
+        [
+          "custom.permanent",
+          async () => {
+            throw new PermanentJobError("cannot ever work");
+          },
+        ],
+      ]),
+    );
+    await w2.start();
+    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", permanent).executeTakeFirst())?.state === "dead");
+    await w2.stop();
+    const row = await db.selectFrom("jobs").selectAll().where("id", "=", permanent).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ attempts: 1, last_error: "cannot ever work" });
+  });
+
+  it("schedules retries with growing delays (fixed clock)", async () => {
+    const { db } = t.container.database;
+    const queue = new JobQueue(t.container.database, t.clock, { maxAttempts: 10, backoffBaseMs: 1000 });
+    const id = await queue.enqueue(db, "custom.delays", {});
+    const delays: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const [job] = await queue.claim("w-test", 1, 60_000, ["custom.delays"]);
+      expect(job?.id).toBe(id);
+      await queue.fail(job!, "w-test", "boom");
+      const row = await db.selectFrom("jobs").select("run_at").where("id", "=", id).executeTakeFirstOrThrow();
+      delays.push(new Date(row.run_at).getTime() - t.clock.now().getTime());
+      t.clock.set(row.run_at);
+    }
+    // base * 2^(n-1), jittered into [half, full]
+    [1000, 2000, 4000, 8000].forEach((full, i) => {
+      expect(delays[i]).toBeGreaterThanOrEqual(full / 2);
+      expect(delays[i]).toBeLessThanOrEqual(full);
+    });
+  });
+});
+
+describe("job queue across worker processes", () => {
+  let t: TestApp;
+  let dir: string;
+  const procs: ReturnType<typeof spawnFerry>[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp({ FERRY_TEST_JOBS: "true" });
+    dir = mkdtempSync(join(tmpdir(), "ferry-jobs-"));
+  });
+  afterAll(async () => {
+    for (const p of procs) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+    await t?.close();
+  });
+
+  const workerEnv = (extra: Record<string, string> = {}) => ({
+    ...t.database.env,
+    FERRY_TEST_JOBS: "true",
+    JOB_POLL_INTERVAL_MS: "100",
+    JOB_CONCURRENCY: "2",
+    ...extra,
+  });
+
+  it("a job whose worker is killed with SIGKILL runs again after its lease expires", async () => {
+    const { db } = t.container.database;
+    const file = join(dir, "killed.log");
+    const jobId = await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 60_000 });
+    const first = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "2" }));
+    procs.push(first);
+    await eventually(() => readRecord(file).some((r) => r.event === "start"), 30_000);
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const leased = await db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
+    expect(leased.state).toBe("running");
+    // The second worker finishes the job quickly this time.
+    await db.updateTable("jobs").set({ payload: JSON.stringify({ file, delayMs: 10 }) }).where("id", "=", jobId).execute();
+    const second = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "2" }));
+    procs.push(second);
+    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state === "done", 30_000);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    const events = readRecord(file);
+    expect(events.map((e) => e.event)).toEqual(["start", "start", "end"]);
+    expect(events[0]?.pid).toBe(first.child.pid);
+    expect(events[2]?.pid).toBe(second.child.pid);
+    const done = await db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
+    expect(done.attempts).toBe(2);
+  });
+
+  it("two worker processes never run the same job, and every job runs once", async () => {
+    const { db } = t.container.database;
+    const file = join(dir, "shared.log");
+    const ids: number[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 20 }));
+    const a = spawnFerry(["worker"], workerEnv());
+    const b = spawnFerry(["worker"], workerEnv());
+    procs.push(a, b);
+    await eventually(async () => {
+      const rows = await db.selectFrom("jobs").select("state").where("id", "in", ids).execute();
+      return rows.every((r) => r.state === "done");
+    }, 60_000);
+    a.child.kill("SIGTERM");
+    b.child.kill("SIGTERM");
+    await Promise.all([a.exited, b.exited]);
+    const events = readRecord(file);
+    const starts = events.filter((e) => e.event === "start");
+    expect(starts.map((e) => e.job).sort((x, y) => x - y)).toEqual(ids);
+    expect(new Set(starts.map((e) => e.pid)).size).toBe(2);
+    // No job started twice, so no two runs of one job overlapped.
+    for (const id of ids) expect(events.filter((e) => e.job === id).map((e) => e.event)).toEqual(["start", "end"]);
+  });
+});
