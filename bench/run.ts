@@ -1,0 +1,29 @@
+/**
+ * `npm run bench [-- section ...]`: measures the ceilings of this machine first, then each section,
+ * printing figures and ratios. BENCH_SECONDS sets the length of each load run.
+ */
+import { testDialect } from "../test/helpers/db.js";
+import { foundationBench } from "./foundation.bench.js";
+import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
+
+const modules: BenchModule[] = [foundationBench];
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const selected = wanted.length ? modules.filter((m) => wanted.includes(m.name)) : modules;
+console.log(
+  `Ferry benchmarks: dialect ${testDialect}, node ${process.version}, sections: ${selected.map((m) => m.name).join(", ")}`,
+);
+
+const bare = await startBareServer();
+let bareRps: number;
+try {
+  bareRps = await requestsPerSecond(bare.url);
+  report("ceiling: bare Fastify route GET /bare", bareRps, "req/s");
+} finally {
+  await bare.stop();
+}
+for (const m of selected) {
+  console.log(`\n== ${m.name}`);
+  await m.run({ bareRps });
+}
+process.exit(0);
