@@ -179,7 +179,7 @@ async function serve(config: ReturnType<typeof loadConfig>, args: string[]): Pro
   }
   await waitForSignal(async () => {
     container.logger.info("shutting down: finishing in-flight requests and releasing jobs");
-    await Promise.all([app.close(), worker?.stop()]);
+    await Promise.all([app.close(), worker?.stop(config.JOB_SHUTDOWN_GRACE_MS)]);
     await container.close();
   });
   return 0;
@@ -192,7 +192,7 @@ async function runWorker(config: ReturnType<typeof loadConfig>): Promise<number>
   container.logger.info({ worker: worker.id }, "ferry worker started");
   console.log(`Ferry worker ${worker.id} started`);
   await waitForSignal(async () => {
-    await worker.stop();
+    await worker.stop(config.JOB_SHUTDOWN_GRACE_MS);
     await container.close();
   });
   return 0;

@@ -16,7 +16,8 @@ export type SettingGroup =
   | "sms"
   | "callbacks"
   | "worker"
-  | "audit";
+  | "audit"
+  | "recipient";
 
 interface SettingSpec<T> {
   group: SettingGroup;
@@ -208,6 +209,155 @@ export const settings = {
     example: "1048576",
     parse: int(1_048_576, 1024),
   },
+  // storage (issue 4: encrypted media)
+  BLOB_STORE: {
+    group: "storage",
+    doc: "Where encrypted media blobs live: local (files under FERRY_BLOB_DIR), s3 (S3-compatible object storage) or memory (tests only: lost on exit).",
+    example: "local",
+    parse: oneOf(["local", "s3", "memory"] as const, "local"),
+  },
+  FERRY_BLOB_DIR: {
+    group: "storage",
+    doc: "Directory of the local blob store. Default FERRY_DATA_DIR/blobs.",
+    parse: str(),
+  },
+  S3_ENDPOINT: {
+    group: "storage",
+    doc: "Endpoint of an S3-compatible service (MinIO, R2, Ceph...); unset for AWS S3.",
+    parse: url(["http:", "https:"]),
+  },
+  S3_BUCKET: { group: "storage", doc: "Bucket holding the blobs (required with BLOB_STORE=s3).", parse: str() },
+  S3_REGION: { group: "storage", doc: "S3 region.", example: "us-east-1", parse: reqStr("us-east-1") },
+  S3_ACCESS_KEY_ID: {
+    group: "storage",
+    doc: "S3 access key id; unset uses the SDK's default credential chain (instance role, env, profile).",
+    parse: str(),
+  },
+  S3_SECRET_ACCESS_KEY: { group: "storage", doc: "S3 secret access key.", parse: str() },
+  S3_FORCE_PATH_STYLE: {
+    group: "storage",
+    doc: "Address the bucket as a path (endpoint/bucket/key), as most S3-compatible services need.",
+    example: "false",
+    parse: bool(false),
+  },
+  MAX_FILE_BYTES: {
+    group: "storage",
+    doc: "Largest file (whole or the sum of its chunks), in bytes.",
+    example: "10737418240",
+    parse: int(10 * 1024 ** 3, 1),
+  },
+  MAX_CHUNK_BYTES: {
+    group: "storage",
+    doc: "Largest chunk of a chunked upload (and largest form-urlencoded file), in bytes.",
+    example: "4194304",
+    parse: int(4 * 1024 ** 2, 1024, 64 * 1024 ** 2),
+  },
+  ACCOUNT_STORAGE_QUOTA_BYTES: {
+    group: "storage",
+    doc: "Bytes of media (not removed) an account may hold; 0 = unlimited.",
+    example: "0",
+    parse: int(0, 0),
+  },
+  UPLOAD_STALE_HOURS: {
+    group: "storage",
+    doc: "Incomplete uploads untouched for this long are deleted by the cleanup job (also the grace period of orphan blobs).",
+    example: "24",
+    parse: int(24, 1, 24 * 365),
+  },
+  STORAGE_GC_INTERVAL_MINUTES: {
+    group: "storage",
+    doc: "How often the worker runs the storage cleanup (stale uploads, orphan blobs).",
+    example: "60",
+    parse: int(60, 1, 24 * 60),
+  },
+  // email (issue 5: notifications)
+  SMTP_HOST: {
+    group: "email",
+    doc: "SMTP server that delivers email. Unset: emails are captured (stored, listed by GET /v1/sandbox/messages/ in sandbox) instead of sent.",
+    parse: str(),
+  },
+  SMTP_PORT: { group: "email", doc: "SMTP port.", example: "587", parse: int(587, 1, 65535) },
+  SMTP_TLS: {
+    group: "email",
+    doc: "SMTP transport security: starttls (upgrade required), tls (implicit TLS, port 465) or none.",
+    example: "starttls",
+    parse: oneOf(["none", "starttls", "tls"] as const, "starttls"),
+  },
+  SMTP_USER: { group: "email", doc: "SMTP user name (unset: no authentication).", parse: str() },
+  SMTP_PASSWORD: { group: "email", doc: "SMTP password.", parse: str() },
+  MAIL_FROM: {
+    group: "email",
+    doc: "Sender address of notification emails, e.g. 'Ferry <no-reply@example.com>'. Default no-reply@<PUBLIC_BASE_URL host>.",
+    parse: str(),
+  },
+  DKIM_DOMAIN: { group: "email", doc: "DKIM signing domain (signing is on when all three DKIM_* are set).", parse: str() },
+  DKIM_SELECTOR: { group: "email", doc: "DKIM key selector.", parse: str() },
+  DKIM_PRIVATE_KEY: { group: "email", doc: "DKIM private key: PEM text or a path to a PEM file.", parse: str() },
+  SMTP_CUSTOM_ALLOW_PRIVATE: {
+    group: "email",
+    doc: "Let accounts' custom SMTP settings point at private or loopback addresses (development only).",
+    example: "false",
+    parse: bool(false),
+  },
+  // sms
+  SMS_PROVIDER: {
+    group: "sms",
+    doc: "capture (default: SMS are stored, not sent) or twilio (Twilio-compatible Messages REST API).",
+    example: "capture",
+    parse: oneOf(["capture", "twilio"] as const, "capture"),
+  },
+  TWILIO_BASE_URL: {
+    group: "sms",
+    doc: "Base URL of the Twilio-compatible API.",
+    example: "https://api.twilio.com",
+    parse: (raw: string | undefined) => url(["http:", "https:"])(raw) ?? "https://api.twilio.com",
+  },
+  TWILIO_ACCOUNT_SID: { group: "sms", doc: "Twilio account SID.", parse: str() },
+  TWILIO_AUTH_TOKEN: { group: "sms", doc: "Twilio auth token.", parse: str() },
+  SMS_FROM: { group: "sms", doc: "Sender number (E.164) of SMS; or set SMS_MESSAGING_SERVICE_SID.", parse: str() },
+  SMS_MESSAGING_SERVICE_SID: {
+    group: "sms",
+    doc: "Twilio messaging service SID used instead of SMS_FROM.",
+    parse: str(),
+  },
+  // callbacks (issue 6)
+  FERRY_ALLOW_PRIVATE_CALLBACKS: {
+    group: "callbacks",
+    doc: "Let callbacks reach loopback, private, link-local and other non-public addresses (development and tests only).",
+    example: "false",
+    parse: bool(false),
+  },
+  CALLBACK_TIMEOUT_MS: {
+    group: "callbacks",
+    doc: "Time a callback receiver has to answer (DNS, connect and response), in milliseconds.",
+    example: "10000",
+    parse: int(10_000, 100, 120_000),
+  },
+  CALLBACK_RETRY_SCHEDULE_SECONDS: {
+    group: "callbacks",
+    doc: "Delays before each retry of a failed callback, comma-separated seconds (each gets up to +10% jitter); after the last one the delivery is marked failed.",
+    example: "5,30,120,600,1800,3600,7200,14400,28800,43200",
+    parse: intList([5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 43_200]),
+  },
+  CALLBACK_SECRET_OVERLAP_HOURS: {
+    group: "callbacks",
+    doc: "After a callback secret rotation, the previous secret keeps signing (a second signature) for this many hours.",
+    example: "24",
+    parse: int(24, 0, 24 * 90),
+  },
+  // callbacks: request validation (issue 3)
+  ALLOW_HTTP_CALLBACKS_IN_LIVE: {
+    group: "callbacks",
+    doc: "Accept plain http:// callback_url values on a live deployment (by default live requires https://; sandbox accepts both).",
+    example: "false",
+    parse: bool(false),
+  },
+  LIFECYCLE_SWEEP_INTERVAL_SECONDS: {
+    group: "worker",
+    doc: "How often the worker looks for push requests past their expires_at (expiry happens within this delay).",
+    example: "60",
+    parse: int(60, 1, 86_400),
+  },
   // worker
   JOB_LEASE_SECONDS: {
     group: "worker",
@@ -239,11 +389,67 @@ export const settings = {
     example: "5000",
     parse: int(5000, 1),
   },
+  JOB_SHUTDOWN_GRACE_MS: {
+    group: "worker",
+    doc: "On SIGTERM, how long running jobs may finish before they are released to other workers.",
+    example: "10000",
+    parse: int(10_000, 0),
+  },
   FERRY_TEST_JOBS: {
     group: "worker",
     doc: "Registers the diagnostic job kinds used by Ferry's own tests. Never enable in production.",
     example: "false",
     parse: bool(false),
+  },
+  // audit (issue 8)
+  AUDIT_RETENTION_DAYS: {
+    group: "audit",
+    doc: "Delete audit entries older than this many days (hourly worker job; the hash chain stays verifiable from a checkpoint). 0 keeps every entry.",
+    example: "0",
+    parse: int(0, 0, 36_500),
+  },
+  // recipient pages (issue 7)
+  RECIPIENT_RATE_LIMIT_PER_IP: {
+    group: "recipient",
+    doc: "Recipient page calls (pages, downloads, upload chunks) per client IP per RATE_LIMIT_WINDOW_SECONDS.",
+    example: "1200",
+    parse: int(1200, 1),
+  },
+  RECIPIENT_RATE_LIMIT_PER_IDENTIFIER: {
+    group: "recipient",
+    doc: "Recipient page calls per request identifier per RATE_LIMIT_WINDOW_SECONDS (a 4 MB chunk is one call).",
+    example: "3000",
+    parse: int(3000, 1),
+  },
+  TFA_CODE_TTL_SECONDS: {
+    group: "recipient",
+    doc: "How long a recipient two-factor code stays valid.",
+    example: "600",
+    parse: int(600, 30, 86_400),
+  },
+  TFA_MAX_ATTEMPTS: {
+    group: "recipient",
+    doc: "Wrong entries that lock a two-factor code (a new code must be sent).",
+    example: "5",
+    parse: int(5, 1, 100),
+  },
+  TFA_MAX_SENDS: {
+    group: "recipient",
+    doc: "Two-factor codes a recipient may have sent per TFA_SEND_WINDOW_SECONDS.",
+    example: "3",
+    parse: int(3, 1, 100),
+  },
+  TFA_SEND_WINDOW_SECONDS: {
+    group: "recipient",
+    doc: "Window of the two-factor send limit.",
+    example: "900",
+    parse: int(900, 60, 86_400),
+  },
+  TFA_SESSION_SECONDS: {
+    group: "recipient",
+    doc: "Lifetime of the recipient session cookie set after a correct two-factor code.",
+    example: "28800",
+    parse: int(28_800, 60, 604_800),
   },
 } satisfies Record<string, SettingSpec<unknown>>;
 
@@ -295,6 +501,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     isSandbox: parsed.FERRY_ENVIRONMENT === "sandbox",
     corsOrigins,
   });
+}
+
+/** Renders the README's configuration reference (a Markdown table per group) from the settings table. */
+export function renderConfigReference(): string {
+  const lines: string[] = [];
+  let group = "";
+  for (const [name, spec] of Object.entries(settings) as [string, SettingSpec<unknown>][]) {
+    if (spec.group !== group) {
+      group = spec.group;
+      lines.push("", `**${group}**`, "", "| Variable | Default | Meaning |", "|---|---|---|");
+    }
+    lines.push(`| \`${name}\` | ${spec.example === undefined ? "unset" : `\`${spec.example}\``} | ${spec.doc.replaceAll("|", "\\|")} |`);
+  }
+  return `${lines.join("\n").trim()}\n`;
 }
 
 /** Renders `.env.example` content from the settings table (kept in sync by a test). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -28,7 +28,11 @@ describe("job queue", () => {
   const quiet = pino({ level: "silent" });
 
   beforeAll(async () => {
-    t = await createTestApp({ FERRY_TEST_JOBS: "true", JOB_POLL_INTERVAL_MS: "50", JOB_BACKOFF_BASE_MS: "10" });
+    t = await createTestApp({
+      FERRY_TEST_JOBS: "true",
+      JOB_POLL_INTERVAL_MS: "50",
+      JOB_BACKOFF_BASE_MS: "10",
+    });
     dir = mkdtempSync(join(tmpdir(), "ferry-jobs-"));
   });
   afterAll(async () => t?.close());
@@ -42,12 +46,19 @@ describe("job queue", () => {
     const file = join(dir, "once.log");
     const { db } = t.container.database;
     const jobId = await db.transaction().execute(async (trx) => {
-      await trx.insertInto("accounts").values({ email: "job-owner@example.com", name: "", settings: "{}", created: "x", updated: "x" }).execute();
+      await trx
+        .insertInto("accounts")
+        .values({ email: "job-owner@example.com", name: "", settings: "{}", created: "x", updated: "x" })
+        .execute();
       return t.container.jobs.enqueue(trx, "diagnostic.record", { file });
     });
     const w = worker();
     await w.start();
-    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state === "done");
+    await eventually(
+      async () =>
+        (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state ===
+        "done",
+    );
     await new Promise((r) => setTimeout(r, 200));
     await w.stop();
     expect(readRecord(file).map((r) => `${r.event} ${r.job}`)).toEqual([`start ${jobId}`, `end ${jobId}`]);
@@ -55,14 +66,20 @@ describe("job queue", () => {
 
   it("leaves no job when the transaction rolls back", async () => {
     const { db } = t.container.database;
-    const before = await db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    const before = await db
+      .selectFrom("jobs")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
     await expect(
       db.transaction().execute(async (trx) => {
         await t.container.jobs.enqueue(trx, "diagnostic.record", { file: join(dir, "never.log") });
         throw new Error("roll back");
       }),
     ).rejects.toThrow("roll back");
-    const after = await db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom("jobs")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
     expect(existsSync(join(dir, "never.log"))).toBe(false);
   });
@@ -71,17 +88,31 @@ describe("job queue", () => {
     const { db } = t.container.database;
     const file = join(dir, "retry.log");
     const retried = await t.container.jobs.enqueue(db, "diagnostic.record", { file, failTimes: 2 });
-    const exhausted = await t.container.jobs.enqueue(db, "diagnostic.record", { file: join(dir, "x.log"), failTimes: 99 }, { maxAttempts: 3 });
+    const exhausted = await t.container.jobs.enqueue(
+      db,
+      "diagnostic.record",
+      { file: join(dir, "x.log"), failTimes: 99 },
+      { maxAttempts: 3 },
+    );
     const w = worker();
     await w.start();
     await eventually(async () => {
       // Retries are scheduled on the fixed clock: move it past each backoff.
       t.clock.advance(1000);
-      const rows = await db.selectFrom("jobs").select(["id", "state"]).where("id", "in", [retried, exhausted]).execute();
+      const rows = await db
+        .selectFrom("jobs")
+        .select(["id", "state"])
+        .where("id", "in", [retried, exhausted])
+        .execute();
       return rows.every((r) => r.state === "done" || r.state === "dead");
     });
     await w.stop();
-    const rows = await db.selectFrom("jobs").selectAll().where("id", "in", [retried, exhausted]).orderBy("id").execute();
+    const rows = await db
+      .selectFrom("jobs")
+      .selectAll()
+      .where("id", "in", [retried, exhausted])
+      .orderBy("id")
+      .execute();
     expect(rows[0]).toMatchObject({ state: "done", attempts: 3 });
     expect(rows[1]).toMatchObject({ state: "dead", attempts: 3, last_error: "planned failure 3" });
     expect(readRecord(file).filter((r) => r.event === "end").length).toBe(1);
@@ -98,7 +129,11 @@ describe("job queue", () => {
       ]),
     );
     await w2.start();
-    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", permanent).executeTakeFirst())?.state === "dead");
+    await eventually(
+      async () =>
+        (await db.selectFrom("jobs").select("state").where("id", "=", permanent).executeTakeFirst())
+          ?.state === "dead",
+    );
     await w2.stop();
     const row = await db.selectFrom("jobs").selectAll().where("id", "=", permanent).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ attempts: 1, last_error: "cannot ever work" });
@@ -159,10 +194,19 @@ describe("job queue across worker processes", () => {
     const leased = await db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
     expect(leased.state).toBe("running");
     // The second worker finishes the job quickly this time.
-    await db.updateTable("jobs").set({ payload: JSON.stringify({ file, delayMs: 10 }) }).where("id", "=", jobId).execute();
+    await db
+      .updateTable("jobs")
+      .set({ payload: JSON.stringify({ file, delayMs: 10 }) })
+      .where("id", "=", jobId)
+      .execute();
     const second = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "2" }));
     procs.push(second);
-    await eventually(async () => (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state === "done", 30_000);
+    await eventually(
+      async () =>
+        (await db.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirst())?.state ===
+        "done",
+      30_000,
+    );
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
     const events = readRecord(file);
@@ -173,11 +217,28 @@ describe("job queue across worker processes", () => {
     expect(done.attempts).toBe(2);
   });
 
+  it("on SIGTERM a worker gives a running job back to the queue and exits 0", async () => {
+    const { db } = t.container.database;
+    const file = join(dir, "released.log");
+    const jobId = await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 60_000 });
+    const w = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "60", JOB_SHUTDOWN_GRACE_MS: "300" }));
+    procs.push(w);
+    await eventually(() => readRecord(file).some((r) => r.event === "start"), 30_000);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    const row = await db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
+    // Released, not waiting for its 60 s lease: the next worker can take it at once, and the
+    // interrupted attempt is not counted against max_attempts.
+    expect(row).toMatchObject({ state: "queued", locked_by: null, locked_until: null, attempts: 0 });
+    await db.deleteFrom("jobs").where("id", "=", jobId).execute();
+  });
+
   it("two worker processes never run the same job, and every job runs once", async () => {
     const { db } = t.container.database;
     const file = join(dir, "shared.log");
     const ids: number[] = [];
-    for (let i = 0; i < 40; i++) ids.push(await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 20 }));
+    for (let i = 0; i < 40; i++)
+      ids.push(await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 20 }));
     const a = spawnFerry(["worker"], workerEnv());
     const b = spawnFerry(["worker"], workerEnv());
     procs.push(a, b);
@@ -193,6 +254,7 @@ describe("job queue across worker processes", () => {
     expect(starts.map((e) => e.job).sort((x, y) => x - y)).toEqual(ids);
     expect(new Set(starts.map((e) => e.pid)).size).toBe(2);
     // No job started twice, so no two runs of one job overlapped.
-    for (const id of ids) expect(events.filter((e) => e.job === id).map((e) => e.event)).toEqual(["start", "end"]);
+    for (const id of ids)
+      expect(events.filter((e) => e.job === id).map((e) => e.event)).toEqual(["start", "end"]);
   });
 });
