@@ -1,0 +1,68 @@
+import { createTransport, type Transporter } from "nodemailer";
+import {
+  DeliveryError,
+  type Mailer,
+  type OutgoingEmail,
+  type SendResult,
+  type SmtpSettings,
+} from "./mailer.js";
+
+/** Sends email over SMTP with nodemailer (pooled connections, optional DKIM signing). */
+export class SmtpMailer implements Mailer {
+  readonly kind = "smtp" as const;
+  private readonly transport: Transporter;
+
+  constructor(settings: SmtpSettings, options: { timeoutMs?: number } = {}) {
+    const timeout = options.timeoutMs ?? 20_000;
+    this.transport = createTransport({
+      pool: true,
+      maxConnections: 4,
+      host: settings.host,
+      port: settings.port,
+      secure: settings.tls === "tls",
+      requireTLS: settings.tls === "starttls",
+      ignoreTLS: settings.tls === "none",
+      ...(settings.servername ? { tls: { servername: settings.servername } } : {}),
+      auth: settings.user ? { user: settings.user, pass: settings.password ?? "" } : undefined,
+      connectionTimeout: timeout,
+      greetingTimeout: timeout,
+      socketTimeout: timeout,
+      ...(settings.dkim ? { dkim: settings.dkim } : {}),
+    } as Parameters<typeof createTransport>[0]);
+  }
+
+  /** Sends one message; SMTP 5xx answers are permanent DeliveryErrors, everything else transient. */
+  async send(email: OutgoingEmail): Promise<SendResult> {
+    try {
+      const info = await this.transport.sendMail({
+        from: email.from,
+        to: email.to,
+        subject: email.subject,
+        text: email.text,
+        ...(email.html !== undefined ? { html: email.html } : {}),
+        ...(email.replyTo ? { replyTo: email.replyTo } : {}),
+        ...(email.headers ? { headers: email.headers } : {}),
+      });
+      return { messageId: String(info.messageId ?? "") };
+    } catch (err) {
+      throw toDeliveryError(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
+
+function toDeliveryError(err: unknown): DeliveryError {
+  const e = err as { message?: string; responseCode?: number; code?: string };
+  const code = typeof e.responseCode === "number" ? e.responseCode : undefined;
+  const permanent = code !== undefined && code >= 500 && code < 600;
+  // The SMTP reply text is safe to show the owner; socket errors are summarised.
+  const message = code
+    ? `SMTP server answered ${code}: ${String(e.message ?? "")
+        .replace(/^.*?(\d{3}[ -])/s, "$1")
+        .slice(0, 300)}`
+    : `SMTP delivery failed: ${e.code ?? "error"} ${String(e.message ?? "").slice(0, 200)}`.trim();
+  return new DeliveryError(message, permanent);
+}

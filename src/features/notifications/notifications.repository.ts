@@ -1,0 +1,306 @@
+import type { Insertable, Selectable } from "kysely";
+import type { CapturedMessage } from "../../adapters/mailer/capture-sink.js";
+import type { Executor } from "../../db/database.js";
+import type {
+  AccountSmtpSettingsTable,
+  CapturedMessagesTable,
+  NotificationsTable,
+  RequestersTable,
+  RequestsTable,
+} from "../../db/schema.js";
+
+/** A notification row. */
+export type NotificationRow = Selectable<NotificationsTable>;
+/** A captured message row. */
+export type CapturedMessageRow = Selectable<CapturedMessagesTable>;
+/** A request row (read here to compose messages). */
+export type RequestRow = Selectable<RequestsTable>;
+/** A requester row (read here to compose messages). */
+export type RequesterRow = Selectable<RequestersTable>;
+/** An account's custom SMTP settings row. */
+export type SmtpSettingsRow = Selectable<AccountSmtpSettingsTable>;
+
+/** One contact method of a request with its contact's names, in the request's contact order. */
+export interface RequestMethod {
+  contactId: number;
+  firstName: string;
+  lastName: string;
+  methodId: number;
+  interfaceClass: string;
+  value: string;
+}
+
+/** Finds a request of `accountId` (undefined for absent or foreign ids). */
+export async function findRequest(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<RequestRow | undefined> {
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Locks a request row for the rest of the transaction (PostgreSQL; SQLite serialises writers anyway). */
+export async function lockRequest(ex: Executor, id: number, postgres: boolean): Promise<void> {
+  if (!postgres) return;
+  await ex.selectFrom("requests").select("id").where("id", "=", id).forUpdate().execute();
+}
+
+/** Every contact method of a request, ordered by contact position then method id. */
+export async function listRequestMethods(ex: Executor, requestId: number): Promise<RequestMethod[]> {
+  const rows = await ex
+    .selectFrom("request_contacts as rc")
+    .innerJoin("contacts as c", "c.id", "rc.contact_id")
+    .innerJoin("contact_methods as m", "m.contact_id", "c.id")
+    .select([
+      "c.id as contact_id",
+      "c.first_name",
+      "c.last_name",
+      "m.id as method_id",
+      "m.interface_class",
+      "m.value",
+    ])
+    .where("rc.request_id", "=", requestId)
+    .orderBy("rc.position")
+    .orderBy("c.id")
+    .orderBy("m.id")
+    .execute();
+  return rows.map((r) => ({
+    contactId: r.contact_id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    methodId: r.method_id,
+    interfaceClass: r.interface_class,
+    value: r.value,
+  }));
+}
+
+/** The first contact of a request (for template previews), or undefined. */
+export async function firstContactOfRequest(
+  ex: Executor,
+  requestId: number,
+): Promise<{ first_name: string; last_name: string } | undefined> {
+  return ex
+    .selectFrom("request_contacts as rc")
+    .innerJoin("contacts as c", "c.id", "rc.contact_id")
+    .select(["c.first_name", "c.last_name"])
+    .where("rc.request_id", "=", requestId)
+    .orderBy("rc.position")
+    .orderBy("c.id")
+    .executeTakeFirst();
+}
+
+/** A requester of `accountId`, or undefined. */
+export async function findRequester(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<RequesterRow | undefined> {
+  return ex
+    .selectFrom("requesters")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** The account's name and email, or undefined. */
+export async function findAccount(
+  ex: Executor,
+  accountId: number,
+): Promise<{ id: number; name: string; email: string } | undefined> {
+  return ex
+    .selectFrom("accounts")
+    .select(["id", "name", "email"])
+    .where("id", "=", accountId)
+    .executeTakeFirst();
+}
+
+/** Inserts a notification and returns it. */
+export async function insertNotification(
+  ex: Executor,
+  values: Omit<Insertable<NotificationsTable>, "id">,
+): Promise<NotificationRow> {
+  return ex.insertInto("notifications").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A notification by id (any account: job handlers only get ids they wrote). */
+export async function findNotification(ex: Executor, id: number): Promise<NotificationRow | undefined> {
+  return ex.selectFrom("notifications").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * Moves a queued notification to its outcome; returns the updated row, or undefined when it was no
+ * longer queued (another run recorded an outcome first).
+ */
+export async function recordOutcome(
+  ex: Executor,
+  id: number,
+  patch: {
+    status: "sent" | "failed";
+    error: string | null;
+    deliveredAt: string | null;
+    providerMessageId: string | null;
+    attempts: number;
+    now: string;
+  },
+): Promise<NotificationRow | undefined> {
+  return ex
+    .updateTable("notifications")
+    .set({
+      status: patch.status,
+      was_sent: patch.status === "sent" ? 1 : 0,
+      error: patch.error,
+      delivered_at: patch.deliveredAt,
+      provider_message_id: patch.providerMessageId,
+      attempts: patch.attempts,
+      updated: patch.now,
+    })
+    .where("id", "=", id)
+    .where("status", "=", "queued")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Records a failed attempt that will be retried (status stays queued). */
+export async function recordAttempt(
+  ex: Executor,
+  id: number,
+  attempts: number,
+  error: string,
+  now: string,
+): Promise<void> {
+  await ex
+    .updateTable("notifications")
+    .set({ attempts, error, updated: now })
+    .where("id", "=", id)
+    .where("status", "=", "queued")
+    .execute();
+}
+
+/** Marks the notification with this open token opened, once; returns it when this call did so. */
+export async function markOpened(
+  ex: Executor,
+  token: string,
+  now: string,
+): Promise<NotificationRow | undefined> {
+  return ex
+    .updateTable("notifications")
+    .set({ opened_at: now })
+    .where("open_token", "=", token)
+    .where("opened_at", "is", null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Stores a captured message; returns its id. */
+export async function insertCapturedMessage(ex: Executor, m: CapturedMessage, now: string): Promise<number> {
+  const row = await ex
+    .insertInto("captured_messages")
+    .values({
+      account_id: m.accountId,
+      channel: m.channel,
+      to_address: m.to,
+      from_address: m.from,
+      subject: m.subject,
+      text_body: m.text,
+      html_body: m.html,
+      links: JSON.stringify(m.links),
+      notification_id: m.notificationId,
+      created: now,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Filters of the captured message list. */
+export interface CapturedFilter {
+  channel?: "email" | "sms" | undefined;
+  to?: string | undefined;
+}
+
+/** A page of an account's captured messages, newest first. */
+export async function listCapturedMessages(
+  ex: Executor,
+  accountId: number,
+  filter: CapturedFilter,
+  limit: number,
+  offset: number,
+): Promise<CapturedMessageRow[]> {
+  return ex
+    .selectFrom("captured_messages")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .$if(filter.channel !== undefined, (q) => q.where("channel", "=", filter.channel!))
+    .$if(filter.to !== undefined, (q) => q.where("to_address", "=", filter.to!))
+    .orderBy("id", "desc")
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** How many captured messages match. */
+export async function countCapturedMessages(
+  ex: Executor,
+  accountId: number,
+  filter: CapturedFilter,
+): Promise<number> {
+  const row = await ex
+    .selectFrom("captured_messages")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("account_id", "=", accountId)
+    .$if(filter.channel !== undefined, (q) => q.where("channel", "=", filter.channel!))
+    .$if(filter.to !== undefined, (q) => q.where("to_address", "=", filter.to!))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** An account's custom SMTP settings, or undefined. */
+export async function findSmtpSettings(
+  ex: Executor,
+  accountId: number,
+): Promise<SmtpSettingsRow | undefined> {
+  return ex
+    .selectFrom("account_smtp_settings")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
+}
+
+/** Inserts or replaces an account's custom SMTP settings. */
+export async function upsertSmtpSettings(
+  ex: Executor,
+  row: Insertable<AccountSmtpSettingsTable>,
+): Promise<SmtpSettingsRow> {
+  return ex
+    .insertInto("account_smtp_settings")
+    .values(row)
+    .onConflict((oc) =>
+      oc.column("account_id").doUpdateSet({
+        host: row.host,
+        port: row.port,
+        tls: row.tls,
+        username: row.username ?? null,
+        password_ciphertext: row.password_ciphertext ?? null,
+        password_kid: row.password_kid ?? null,
+        from_email: row.from_email,
+        updated: row.updated,
+      }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes an account's custom SMTP settings; true when there were some. */
+export async function deleteSmtpSettings(ex: Executor, accountId: number): Promise<boolean> {
+  const res = await ex
+    .deleteFrom("account_smtp_settings")
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}

@@ -1,0 +1,175 @@
+import { Type } from "typebox";
+
+const Timestamp = (example: string) =>
+  Type.String({ format: "date-time", description: "UTC, ISO 8601 with microseconds.", examples: [example] });
+
+/** A contact method as send_notification reports it. */
+export const ContactMethodRefSchema = Type.Object({
+  id: Type.Integer({ examples: [31] }),
+  interface_class: Type.String({ examples: ["email"] }),
+  value: Type.String({ examples: ["jane@example.com"] }),
+});
+
+/** The spec's send_notification answer. */
+export const SendNotificationResponse = Type.Object(
+  {
+    contact_notification_send: Type.Array(
+      Type.Object({
+        id: Type.Integer({ description: "Notification id.", examples: [501] }),
+        sent_at: Type.String({
+          format: "date-time",
+          description: "When the sending was queued, with milliseconds.",
+          examples: ["2026-01-15T10:00:00.123Z"],
+        }),
+        contactmethod: ContactMethodRefSchema,
+      }),
+      { description: "Contact methods a message was queued for." },
+    ),
+    contact_notification_failed: Type.Array(Type.Object({ contactmethod: ContactMethodRefSchema }), {
+      description: "Contact methods that cannot be sent to (invalid value, unsupported channel).",
+    }),
+  },
+  {
+    examples: [
+      {
+        contact_notification_send: [
+          {
+            id: 501,
+            sent_at: "2026-01-15T10:00:00.123Z",
+            contactmethod: { id: 31, interface_class: "email", value: "jane@example.com" },
+          },
+        ],
+        contact_notification_failed: [{ contactmethod: { id: 32, interface_class: "sms", value: "+1555" } }],
+      },
+    ],
+  },
+);
+
+/** A captured email or SMS in the sandbox outbox. */
+export const CapturedMessageSchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [7] }),
+    channel: Type.String({ enum: ["email", "sms"], examples: ["email"] }),
+    to: Type.String({ examples: ["jane@example.com"] }),
+    from: Type.String({ examples: ["Ferry <no-reply@ferry.example>"] }),
+    subject: Type.String({
+      description: "Empty for SMS.",
+      examples: ["[SANDBOX] Alex Morgan sent you files"],
+    }),
+    text: Type.String({ description: "Plain text (the SMS text, or the email's text part)." }),
+    html: Type.Union([Type.String(), Type.Null()], { description: "The email's HTML part; null for SMS." }),
+    links: Type.Array(Type.String(), {
+      description: "Absolute links found in the message, in order.",
+      examples: [["https://ferry.example/r/x7Yp.../"]],
+    }),
+    notification: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The notification this message delivered; null for direct messages (two-factor codes).",
+    }),
+    created: Timestamp("2026-01-15T10:00:00.000000Z"),
+  },
+  { description: "A message the capture mailer or capture SMS sender stored instead of delivering." },
+);
+
+/** Filters of the sandbox outbox. */
+export const CapturedQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page_size: Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
+  channel: Type.Optional(Type.String({ enum: ["email", "sms"], description: "Only this channel." })),
+  to: Type.Optional(Type.String({ description: "Only messages to this exact address or number." })),
+});
+
+/** The Email Template object. */
+export const EmailTemplateSchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [3] }),
+    slug: Type.String({ examples: ["welcome"] }),
+    subject: Type.String({ examples: ["Files from {{ requester.first_name }}"] }),
+    html: Type.String({
+      examples: ['<p>Hello {{ contact.first_name }},</p><p><a href="{{ recipient_url }}">Open</a></p>'],
+    }),
+    created: Timestamp("2026-01-15T10:00:00.000000Z"),
+    updated: Timestamp("2026-01-15T10:00:00.000000Z"),
+  },
+  { description: "An HTML email template with merge tags (Liquid with Django-compatible filters)." },
+);
+
+/** Body of POST /v1/email_template/ (and PATCH, all optional). */
+export const EmailTemplateInput = Type.Object({
+  slug: Type.String({
+    description: "Letters, digits, _ and -, at most 100; unique per account; `render` is reserved.",
+    examples: ["welcome"],
+  }),
+  subject: Type.Optional(
+    Type.String({ description: "Subject template (optional; the request's subject wins when set)." }),
+  ),
+  html: Type.String({
+    description: "HTML body template. Syntax errors are refused with their line.",
+    examples: ['<p>Hello {{ contact.first_name }},</p><p>Sent {{ created|date:"jS F Y" }}.</p>'],
+  }),
+});
+
+/** Path parameter of template routes. */
+export const SlugParams = Type.Object({ slug: Type.String({ examples: ["welcome"] }) });
+
+/** Body of POST /v1/email_template/render/. */
+export const RenderInput = Type.Object({
+  slug: Type.Optional(Type.String({ description: "A stored template to render." })),
+  subject: Type.Optional(Type.String({ description: "Subject template (with html, instead of slug)." })),
+  html: Type.Optional(Type.String({ description: "HTML template text (instead of slug)." })),
+  request: Type.Optional(
+    Type.Union([Type.Integer(), Type.String()], {
+      description: "Request id to take merge data from; sample data when absent.",
+      examples: [42],
+    }),
+  ),
+});
+
+/** Answer of POST /v1/email_template/render/. */
+export const RenderResponse = Type.Object(
+  {
+    subject: Type.String(),
+    html: Type.String(),
+    text: Type.String({ description: "The plain-text alternative." }),
+  },
+  {
+    examples: [
+      {
+        subject: "Files from Alex",
+        html: '<p>Hello Jane,</p><p><a href="https://ferry.example/r/sample/">Open</a></p>',
+        text: "Hello Jane,\n\nOpen (https://ferry.example/r/sample/)",
+      },
+    ],
+  },
+);
+
+/** The account's custom SMTP settings as shown (never the password). */
+export const SmtpSettingsSchema = Type.Object(
+  {
+    host: Type.String({ examples: ["smtp.example.com"] }),
+    port: Type.Integer({ examples: [587] }),
+    tls: Type.String({ enum: ["none", "starttls", "tls"], examples: ["starttls"] }),
+    username: Type.Union([Type.String(), Type.Null()], { examples: ["mailer"] }),
+    has_password: Type.Boolean({ description: "Whether a password is stored (it is never returned)." }),
+    from_email: Type.String({ examples: ["files@example.com"] }),
+    created: Timestamp("2026-01-15T10:00:00.000000Z"),
+    updated: Timestamp("2026-01-15T10:00:00.000000Z"),
+  },
+  { description: "The account's own SMTP server, used instead of the deployment's for its emails." },
+);
+
+/** Body of PUT /v1/settings/smtp/. */
+export const SmtpSettingsInput = Type.Object({
+  host: Type.String({ examples: ["smtp.example.com"] }),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 587 })),
+  tls: Type.Optional(Type.String({ enum: ["none", "starttls", "tls"], default: "starttls" })),
+  username: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  password: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: "Omitted: the stored password is kept. Empty or null: removed. Stored encrypted.",
+    }),
+  ),
+  from_email: Type.String({
+    description: "Sender address of the account's emails.",
+    examples: ["files@example.com"],
+  }),
+});
