@@ -87,9 +87,36 @@ export function chainHash(prevHash: string, f: ChainedFields): string {
   return createHash("sha256").update(prevHash).update("\n").update(canonical).digest("hex");
 }
 
+/** The chained fields of a stored row (seq read as a number; other columns as stored). */
+export function chainedFieldsOf(row: ChainedFields): ChainedFields {
+  return {
+    seq: Number(row.seq),
+    partition_key: row.partition_key,
+    row_key: row.row_key,
+    timestamp: row.timestamp,
+    code: row.code,
+    api_key_id: row.api_key_id,
+    related_model: row.related_model,
+    relation_key: row.relation_key,
+    value: row.value,
+    from_address: row.from_address,
+    method: row.method,
+    path: row.path,
+    data: row.data,
+    content_type: row.content_type,
+  };
+}
+
+/** The etag of an entry whose chain hash is `hash`: a weak tag of its first 128 bits. */
+export function etagForHash(hash: string): string {
+  return `W/"${hash.slice(0, 32)}"`;
+}
+
 /** Appends audit entries to each account's hash chain. */
 export class AuditWriter {
   constructor(
+    // Kept in the constructor contract (container, tests); writes go through the executor given.
+    // biome-ignore lint/correctness/noUnusedPrivateClassMembers: see above
     private readonly database: Database,
     private readonly clock: Clock,
   ) {}
@@ -123,11 +150,11 @@ export class AuditWriter {
       api_key_id: event.apiKeyId == null ? "" : String(event.apiKeyId),
       related_model: event.relatedModel ?? "",
       relation_key: event.relationKey == null ? "" : String(event.relationKey),
-      value: truncate(event.value ?? "", 4000),
-      from_address: event.from ?? "",
-      method: event.method ?? "",
-      path: truncate(event.path ?? "", 1000),
-      data: truncate(event.data ?? "", 4000),
+      value: truncate(redactSecrets(event.value ?? ""), 4000),
+      from_address: truncate(event.from ?? "", 100),
+      method: truncate(event.method ?? "", 20),
+      path: truncate(sanitizePath(event.path ?? ""), 1000),
+      data: truncate(redactSecrets(event.data ?? ""), 4000),
       content_type: truncate(event.contentType ?? "", 200),
     };
     const hash = chainHash(head.hash, fields);
@@ -136,7 +163,7 @@ export class AuditWriter {
       .values({
         ...fields,
         account_id: event.accountId,
-        etag: `W/"${hash.slice(0, 32)}"`,
+        etag: etagForHash(hash),
         prev_hash: head.hash,
         hash,
       })
@@ -147,6 +174,29 @@ export class AuditWriter {
       .where("account_id", "=", event.accountId)
       .execute();
   }
+}
+
+const SECRET_PATTERNS = [
+  // JWTs (three base64url segments, the first a JSON header).
+  /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+/g,
+  // Ferry API keys.
+  /fry_(?:sbx|live)_[A-Za-z0-9_-]{8,}/g,
+];
+
+/** Replaces anything shaped like a token or an API key with `[redacted]` (defence in depth: callers must not pass secrets). */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
+  return out;
+}
+
+/**
+ * The path as logged: no query string (it may carry tokens), recipient identifiers cut to their
+ * first 4 characters (`/r/abcd…/`) so a log reader cannot open the recipient page, secrets redacted.
+ */
+export function sanitizePath(path: string): string {
+  const bare = path.split(/[?#]/, 1)[0] ?? "";
+  return redactSecrets(bare.replace(/\/r\/([^/]{4})[^/]*/g, "/r/$1…"));
 }
 
 function truncate(value: string, max: number): string {

@@ -1,0 +1,261 @@
+/**
+ * Issue 8 (audit log): filtered log search with 1,000,000 entries in one account. Times the first
+ * page and a page reached by marker, filtered by code and by path (HTTP round trip to a real
+ * `ferry serve`), prints the query plans, and times audit writes and `ferry audit verify`.
+ * AUDIT_BENCH_ENTRIES overrides the entry count.
+ */
+import { CompiledQuery, sql } from "kysely";
+import { createDatabase, type Database, databaseOptionsFromConfig } from "../src/db/database.js";
+import { compileCount, compileSearch } from "../src/features/audit/audit.repository.js";
+import { AuditService } from "../src/features/audit/audit.service.js";
+import {
+  type ChainedFields,
+  chainHash,
+  etagForHash,
+  partitionKeyFor,
+  rowKeyForSeq,
+} from "../src/features/audit/audit.writer.js";
+import { toTimestamp } from "../src/shared/time.js";
+import { runFerry } from "../test/helpers/process.js";
+import { type BenchModule, report, startBenchFerry } from "./lib.js";
+
+const ENTRIES = Number(process.env.AUDIT_BENCH_ENTRIES ?? 1_000_000);
+const RUNS = 15;
+
+/** Code mix of a busy account: mostly API calls. */
+const CODES: [string, number][] = [
+  ["AAA-0010", 0.7],
+  ["ABA-0010", 0.08],
+  ["ABA-0030", 0.08],
+  ["ABB-0010", 0.05],
+  ["ABA-0020", 0.03],
+  ["AAA-0001", 0.02],
+  ["ABC-0010", 0.02],
+  ["ABD-0010", 0.01],
+  ["AAA-0011", 0.005],
+  ["ABB-0020", 0.005],
+];
+
+function pick(i: number): string {
+  // Deterministic spread: position in [0,1) from a multiplicative hash of i.
+  const x = ((i * 2654435761) % 4294967296) / 4294967296;
+  let acc = 0;
+  for (const [code, share] of CODES) {
+    acc += share;
+    if (x < acc) return code;
+  }
+  return "AAA-0010";
+}
+
+const PATHS = ["/v1/request/", "/v1/media/", "/v1/contact/", "/v1/requester/", "/v1/logentry/search/"];
+const MODELS = ["request", "media", "contact", "requester"];
+const METHODS = ["GET", "POST", "PATCH", "DELETE"];
+
+/** Inserts `count` chained entries for `accountId` after its current head, in batches. */
+async function seed(database: Database, accountId: number, count: number): Promise<void> {
+  const { db } = database;
+  const head = await db
+    .selectFrom("audit_chain_heads")
+    .select(["seq", "hash"])
+    .where("account_id", "=", accountId)
+    .executeTakeFirstOrThrow();
+  let seq = Number(head.seq);
+  let prev = head.hash;
+  const start = Date.parse("2025-10-01T00:00:00Z");
+  const step = (100 * 86_400_000) / count; // spread over 100 days
+  const batch = database.dialect === "sqlite" ? 1000 : 2000;
+  await db.transaction().execute(async (trx) => {
+    for (let done = 0; done < count; ) {
+      const rows = [];
+      for (let k = 0; k < batch && done < count; k++, done++) {
+        seq++;
+        const code = pick(seq);
+        const timestamp = toTimestamp(new Date(start + Math.floor(done * step)));
+        const entity = (seq % 50_000) + 1;
+        const path =
+          code === "AAA-0010"
+            ? seq % 3 === 0
+              ? (PATHS[seq % PATHS.length] ?? "")
+              : `/v1/request/${entity}/`
+            : code.startsWith("ABA")
+              ? "/v1/request/"
+              : "";
+        const fields: ChainedFields = {
+          seq,
+          partition_key: partitionKeyFor(accountId, timestamp),
+          row_key: rowKeyForSeq(seq),
+          timestamp,
+          code,
+          api_key_id: "1",
+          related_model: code.startsWith("AB") ? (MODELS[seq % MODELS.length] ?? "") : "",
+          relation_key: code.startsWith("AB") ? String(entity) : "",
+          value: code === "AAA-0010" ? "200" : "",
+          from_address: `203.0.113.${seq % 200}`,
+          method: path ? (METHODS[seq % METHODS.length] ?? "") : "",
+          path,
+          data: "",
+          content_type: path ? "application/json" : "",
+        };
+        const hash = chainHash(prev, fields);
+        rows.push({ ...fields, account_id: accountId, etag: etagForHash(hash), prev_hash: prev, hash });
+        prev = hash;
+      }
+      await trx.insertInto("audit_entries").values(rows).execute();
+    }
+    await trx
+      .updateTable("audit_chain_heads")
+      .set({ seq, hash: prev })
+      .where("account_id", "=", accountId)
+      .execute();
+  });
+}
+
+async function printPlan(
+  database: Database,
+  label: string,
+  query: { sql: string; parameters: readonly unknown[] },
+) {
+  const prefix =
+    database.dialect === "sqlite" ? "EXPLAIN QUERY PLAN " : "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
+  const res = await database.db.executeQuery(CompiledQuery.raw(prefix + query.sql, [...query.parameters]));
+  const lines = (res.rows as Record<string, unknown>[]).map((r) =>
+    database.dialect === "sqlite" ? String(r.detail) : String(r["QUERY PLAN"]),
+  );
+  console.log(`   plan (${label}):\n${lines.map((l) => `      ${l}`).join("\n")}`);
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+/** Filtered log search with 1,000,000 entries; write and verify costs. */
+export const auditBench: BenchModule = {
+  name: "audit",
+  async run() {
+    const ferry = await startBenchFerry();
+    const database = createDatabase(
+      databaseOptionsFromConfig({
+        DATABASE_URL: ferry.env.DATABASE_URL,
+        DATABASE_POOL_SIZE: 2,
+        dataDir: ferry.database.dataDir,
+      }),
+    );
+    try {
+      const account = await database.db
+        .selectFrom("accounts")
+        .select("id")
+        .where("email", "=", "bench@example.com")
+        .executeTakeFirstOrThrow();
+      const accountId = account.id;
+
+      const seedStart = performance.now();
+      await seed(database, accountId, ENTRIES);
+      report(
+        `seeded ${ENTRIES.toLocaleString("en")} chained entries (bulk insert, 8 indexes)`,
+        (performance.now() - seedStart) / 1000,
+        "s",
+      );
+      if (database.dialect === "sqlite") await sql`ANALYZE`.execute(database.db);
+      else await sql`VACUUM ANALYZE audit_entries`.execute(database.db);
+
+      // The synchronous SQLite seeding blocked this event loop past the server's keep-alive
+      // timeout: the pooled socket is dead, so spend one request to drop it.
+      await fetch(`${ferry.base}/healthz`).catch(() => undefined);
+      const get = async (query: Record<string, string>) => {
+        const url = `${ferry.base}/v1/logentry/search/?${new URLSearchParams(query)}`;
+        const started = performance.now();
+        const res = await fetch(url, { headers: ferry.headers });
+        const body = (await res.json()) as {
+          next_marker: { nextpartitionkey: string; nextrowkey: string } | null;
+          results: unknown[];
+          total_pages: number;
+        };
+        const ms = performance.now() - started;
+        if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+        return { ms, body };
+      };
+      const time = async (label: string, query: Record<string, string>) => {
+        const times: number[] = [];
+        let last: Awaited<ReturnType<typeof get>> | undefined;
+        for (let i = 0; i < RUNS; i++) {
+          last = await get(query);
+          times.push(last.ms);
+        }
+        report(`${label} (median of ${RUNS}, HTTP)`, median(times), "ms");
+        return last?.body;
+      };
+
+      // The same searches in this process (service + database, no HTTP, no AAA-0010 write).
+      const service = new AuditService(database);
+      const direct = async (label: string, query: Record<string, string>) => {
+        const times: number[] = [];
+        for (let i = 0; i < RUNS; i++) {
+          const started = performance.now();
+          await service.search(accountId, query);
+          times.push(performance.now() - started);
+        }
+        report(`${label} (median of ${RUNS}, in-process)`, median(times), "ms");
+      };
+
+      const markerAfter = async (query: Record<string, string>, hops: number) => {
+        let marker: string | undefined;
+        for (let i = 0; i < hops; i++) {
+          const { body } = await get(marker ? { ...query, marker } : query);
+          if (!body.next_marker) break;
+          marker = JSON.stringify(body.next_marker);
+        }
+        return marker;
+      };
+
+      const cases: [string, Record<string, string>][] = [
+        ["code=ABA-0010 (8%)", { code: "ABA-0010" }],
+        ["path=/v1/request/ (common)", { path: "/v1/request/" }],
+        ["path=/v1/request/123/ (rare)", { path: "/v1/request/123/" }],
+        ["code=AAA-0010 (70%, worst-case count)", { code: "AAA-0010" }],
+        ["no filter", {}],
+      ];
+      for (const [label, query] of cases) {
+        await time(`search ${label}: first page`, query);
+        await direct(`search ${label}: first page`, query);
+        const marker = await markerAfter(query, 10);
+        if (marker) await time(`search ${label}: page after 10 markers`, { ...query, marker });
+        const deep = JSON.stringify({
+          nextpartitionkey: `${accountId}-20251110`,
+          nextrowkey: rowKeyForSeq(Math.floor(ENTRIES / 2)),
+        });
+        await time(`search ${label}: page from a marker halfway`, { ...query, marker: deep });
+        await direct(`search ${label}: page from a marker halfway`, { ...query, marker: deep });
+      }
+
+      const filters: [string, Record<string, string>][] = [
+        ["code", { code: "ABA-0010" }],
+        ["path", { path: "/v1/request/" }],
+      ];
+      for (const [label, f] of filters) {
+        const scope = {
+          accountId,
+          filters: label === "code" ? { code: f.code } : { path: f.path },
+          maxSeq: Math.floor(ENTRIES / 2),
+        };
+        const first = { ...scope, maxSeq: undefined };
+        await printPlan(database, `${label} first page`, compileSearch(database.db, first, 101, 0));
+        await printPlan(database, `${label} first page count`, compileCount(database.db, first));
+        await printPlan(database, `${label} page, with marker`, compileSearch(database.db, scope, 101, 0));
+        await printPlan(database, `${label} count, with marker`, compileCount(database.db, scope));
+      }
+
+      const verifyStart = performance.now();
+      const verify = await runFerry(["audit", "verify", "--account", String(accountId), "--json"], ferry.env);
+      const verifyReport = JSON.parse(verify.stdout) as { ok: boolean };
+      report(
+        `ferry audit verify of ${ENTRIES.toLocaleString("en")} entries (ok=${verifyReport.ok})`,
+        (performance.now() - verifyStart) / 1000,
+        "s",
+      );
+    } finally {
+      await database.destroy();
+      await ferry.stop();
+    }
+  },
+};

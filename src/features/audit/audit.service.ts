@@ -1,0 +1,140 @@
+import type { Database } from "../../db/database.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
+import { parsePageRequest } from "../../shared/pagination.js";
+import { type LogEntry, type Marker, presentLogEntry, presentMarker } from "./audit.presenter.js";
+import {
+  type AuditFilters,
+  type AuditSearchScope,
+  countChainEntries,
+  countEntries,
+  searchEntries,
+} from "./audit.repository.js";
+
+/** The search query as it arrives (`GET /v1/logentry/search/`); unknown keys are ignored. */
+export interface LogSearchQuery {
+  page?: unknown;
+  page_size?: unknown;
+  marker?: unknown;
+  PartitionKey?: unknown;
+  code?: unknown;
+  related_model?: unknown;
+  path?: unknown;
+  from?: unknown;
+  method?: unknown;
+  content_type?: unknown;
+}
+
+/** The spec's log search response. */
+export interface LogSearchResult {
+  next_marker: Marker | null;
+  total_pages: number;
+  results: LogEntry[];
+}
+
+/** Query parameter → stored column of each exact filter. */
+const FILTER_COLUMNS: [keyof LogSearchQuery, keyof AuditFilters][] = [
+  ["PartitionKey", "partition_key"],
+  ["code", "code"],
+  ["related_model", "related_model"],
+  ["path", "path"],
+  ["from", "from_address"],
+  ["method", "method"],
+  ["content_type", "content_type"],
+];
+
+/** Largest RowKey value: RowKey = MAX_ROW_KEY - seq (see rowKeyForSeq). */
+const MAX_ROW_KEY = 999_999_999_999_999;
+
+const BAD_MARKER =
+  'Invalid marker. Pass back next_marker from a previous response, as JSON ({"nextpartitionkey":"…","nextrowkey":"…"}) or as "<nextpartitionkey>,<nextrowkey>".';
+
+/**
+ * Parses a marker's string form into the highest seq the page may start at. Accepted forms: the
+ * JSON text of the Marker object (key case ignored) or `<nextpartitionkey>,<nextrowkey>`.
+ * Throws ValidationError (400, field `marker`) for anything else, or a marker of another account.
+ */
+export function parseMarker(raw: string, accountId: number): number {
+  let pk: unknown;
+  let rk: unknown;
+  const text = raw.trim();
+  if (text.startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw ValidationError.field("marker", BAD_MARKER);
+    }
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      for (const [k, v] of Object.entries(parsed)) {
+        const key = k.toLowerCase();
+        if (key === "nextpartitionkey" || key === "partitionkey") pk = v;
+        if (key === "nextrowkey" || key === "rowkey") rk = v;
+      }
+    }
+  } else {
+    [pk, rk] = text.split(",");
+  }
+  if (typeof pk !== "string" || typeof rk !== "string") throw ValidationError.field("marker", BAD_MARKER);
+  const pkMatch = /^(\d{1,15})-\d{8}$/.exec(pk.trim());
+  const rkText = rk.trim();
+  if (!pkMatch || Number(pkMatch[1]) !== accountId || !/^\d{15}$/.test(rkText)) {
+    throw ValidationError.field("marker", BAD_MARKER);
+  }
+  const seq = MAX_ROW_KEY - Number(rkText);
+  if (seq < 1) throw ValidationError.field("marker", BAD_MARKER);
+  return seq;
+}
+
+/** Reads the exact filters of a search query; absent or empty values filter nothing. */
+export function readFilters(query: LogSearchQuery): AuditFilters {
+  const filters: AuditFilters = {};
+  for (const [param, column] of FILTER_COLUMNS) {
+    const value = query[param];
+    if (value === undefined || value === null || value === "") continue;
+    if (typeof value !== "string" && typeof value !== "number") {
+      throw ValidationError.field(param, "Give one value.");
+    }
+    filters[column] = String(value);
+  }
+  return filters;
+}
+
+/** Searches an account's audit log (spec: Log endpoint). */
+export class AuditService {
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Entries of `accountId` matching every filter, newest first. `marker` (optional) starts the
+   * listing at the entry it names (inclusive); `page` then counts pages of `page_size` (default
+   * 100, clamped to 1..100) from there, and `total_pages` counts the pages from there.
+   * `next_marker` names the first entry of the next page, or is null after the last entry.
+   * Throws 400 on a bad page, page_size or marker, 404 for a page past the end.
+   */
+  async search(accountId: number, query: LogSearchQuery): Promise<LogSearchResult> {
+    const page = parsePageRequest(query as Record<string, unknown>, 100, 100);
+    const marker = query.marker;
+    const maxSeq =
+      marker === undefined || marker === null || marker === ""
+        ? undefined
+        : parseMarker(String(marker), accountId);
+    const scope: AuditSearchScope = { accountId, filters: readFilters(query), maxSeq };
+    const { db } = this.database;
+    const rows = await searchEntries(db, scope, page.pageSize + 1, page.offset);
+    // The count is the costly part (one index range): skip it when this is the last page, and
+    // take it from the chain's bounds when nothing is filtered.
+    const count =
+      rows.length <= page.pageSize && rows.length > 0
+        ? page.offset + rows.length
+        : Object.keys(scope.filters).length === 0
+          ? await countChainEntries(db, accountId, maxSeq)
+          : await countEntries(db, scope);
+    const totalPages = Math.max(1, Math.ceil(count / page.pageSize));
+    if (page.page > totalPages) throw new AppError("RESOURCE_NOT_FOUND", "Invalid page.");
+    const next = rows.length > page.pageSize ? rows[page.pageSize] : undefined;
+    return {
+      next_marker: next ? presentMarker(next) : null,
+      total_pages: totalPages,
+      results: rows.slice(0, page.pageSize).map(presentLogEntry),
+    };
+  }
+}
