@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTestAccount,
+  createTestApp,
+  type TestAccount,
+  type TestApp,
+} from "../../../test/helpers/app.js";
+
+const TS = "2026-01-15T10:00:00.000000Z";
+
+describe("contacts API", () => {
+  let t: TestApp;
+  let owner: TestAccount;
+  let other: TestAccount;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await createTestAccount(t);
+    other = await createTestAccount(t);
+  });
+  afterAll(async () => t?.close());
+
+  const call = (method: string, url: string, payload?: unknown, who: TestAccount = owner) =>
+    t.app.inject({
+      method: method as "GET",
+      url,
+      headers: who.headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+
+  it("creates a contact with its methods and answers the full Contact object", async () => {
+    const res = await call("POST", "/v1/contact/", {
+      first_name: "Jane",
+      last_name: "Doe",
+      contactmethod: [
+        { interface_class: "email", value: "jane@example.com" },
+        { interface_class: "sms", value: "+1 (415) 555-0123" },
+      ],
+    });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body).toEqual({
+      id: expect.any(Number),
+      first_name: "Jane",
+      last_name: "Doe",
+      contactmethod: [
+        {
+          id: expect.any(Number),
+          interface_class: "email",
+          value: "jane@example.com",
+          created: TS,
+          updated: TS,
+        },
+        { id: expect.any(Number), interface_class: "sms", value: "+14155550123", created: TS, updated: TS },
+      ],
+      created: TS,
+      updated: TS,
+    });
+    expect(Number.isInteger(body.contactmethod[0].id)).toBe(true);
+    const read = await call("GET", `/v1/contact/${body.id}`);
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual(body);
+  });
+
+  it("accepts an empty body, the contact_method alias, and answers [] when a contact has no methods", async () => {
+    const empty = await t.app.inject({
+      method: "POST",
+      url: "/v1/contact/",
+      headers: { ...owner.headers, "content-type": "application/json" },
+    });
+    expect(empty.statusCode).toBe(201);
+    expect(empty.json()).toMatchObject({ first_name: "", last_name: "", contactmethod: [] });
+    const alias = await call("POST", "/v1/contact/", {
+      first_name: "Al",
+      contact_method: [{ interface_class: "EMAIL", value: "al@example.org" }],
+    });
+    expect(alias.statusCode).toBe(201);
+    expect(alias.json().contactmethod).toEqual([
+      expect.objectContaining({ interface_class: "email", value: "al@example.org" }),
+    ]);
+  });
+
+  it("rejects bad input field by field with 400 in the spec's shape", async () => {
+    const cases: [unknown, Record<string, string[]>][] = [
+      [{ first_name: { a: 1 } }, { first_name: ["Not a valid string."] }],
+      [
+        { first_name: "x".repeat(151) },
+        { first_name: ["Ensure this field has no more than 150 characters."] },
+      ],
+      [{ contactmethod: "nope" }, { contactmethod: ["Expected a list of items."] }],
+      [
+        { contactmethod: [{ value: "a@b.co" }] },
+        { "contactmethod.0.interface_class": ["This field is required."] },
+      ],
+      [
+        { contactmethod: [{ interface_class: "fax", value: "1" }] },
+        { "contactmethod.0.interface_class": ['"fax" is not a valid choice. Choose email or sms.'] },
+      ],
+      [
+        { contactmethod: [{ interface_class: "email", value: "not-an-email" }] },
+        { "contactmethod.0.value": ["Enter a valid email address."] },
+      ],
+      [
+        { contactmethod: [{ interface_class: "sms", value: "+1234567890123456" }] },
+        {
+          "contactmethod.0.value": [
+            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
+          ],
+        },
+      ],
+      [
+        { contactmethod: [{ interface_class: "sms", value: "4155550123" }] },
+        {
+          "contactmethod.0.value": [
+            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
+          ],
+        },
+      ],
+      [[1, 2], { non_field_errors: ["Invalid data. Expected a dictionary, but got list."] }],
+    ];
+    for (const [payload, expected] of cases) {
+      const res = await call("POST", "/v1/contact/", payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json()).toEqual(expected);
+    }
+    const fifteen = await call("POST", "/v1/contact/", {
+      contactmethod: [{ interface_class: "sms", value: "+123456789012345" }],
+    });
+    expect(fifteen.statusCode).toBe(201);
+  });
+
+  it("answers 400 for non-JSON, 415 for XML and 413 for a 2 MB body", async () => {
+    const broken = await t.app.inject({
+      method: "POST",
+      url: "/v1/contact/",
+      headers: { ...owner.headers, "content-type": "application/json" },
+      payload: "{first_name:",
+    });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json()).toEqual({
+      code: "INVALID_REQUEST",
+      detail: "JSON parse error: the body is not valid JSON.",
+    });
+    const xml = await t.app.inject({
+      method: "POST",
+      url: "/v1/contact/",
+      headers: { ...owner.headers, "content-type": "application/xml" },
+      payload: "<contact/>",
+    });
+    expect(xml.statusCode).toBe(415);
+    expect(xml.json().code).toBe("UNSUPPORTED_MEDIA_TYPE");
+    const big = await t.app.inject({
+      method: "POST",
+      url: "/v1/contact/",
+      headers: { ...owner.headers, "content-type": "application/json" },
+      payload: JSON.stringify({ first_name: "a".repeat(2 * 1024 * 1024) }),
+    });
+    expect(big.statusCode).toBe(413);
+  });
+
+  it("PATCH updates names and replaces the method list, keeping methods sent back with their id", async () => {
+    const created = (
+      await call("POST", "/v1/contact/", {
+        first_name: "Ann",
+        contactmethod: [
+          { interface_class: "email", value: "ann@example.com" },
+          { interface_class: "sms", value: "+447700900123" },
+        ],
+      })
+    ).json();
+    t.clock.advance(1000);
+    const [keep] = created.contactmethod;
+    const res = await call("PATCH", `/v1/contact/${created.id}`, {
+      last_name: "Smith",
+      contactmethod: [
+        { id: keep.id, interface_class: "email", value: "ann.smith@example.com" },
+        { interface_class: "sms", value: "+447700900999" },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toEqual({
+      ...created,
+      last_name: "Smith",
+      updated: "2026-01-15T10:00:01.000000Z",
+      contactmethod: [
+        { ...keep, value: "ann.smith@example.com", updated: "2026-01-15T10:00:01.000000Z" },
+        {
+          id: expect.any(Number),
+          interface_class: "sms",
+          value: "+447700900999",
+          created: "2026-01-15T10:00:01.000000Z",
+          updated: "2026-01-15T10:00:01.000000Z",
+        },
+      ],
+    });
+    const untouched = await call("PATCH", `/v1/contact/${created.id}/`, { first_name: "Anne" });
+    expect(untouched.json().contactmethod).toEqual(body.contactmethod);
+    const foreignMethod = await call("PATCH", `/v1/contact/${created.id}/`, {
+      contactmethod: [{ id: 999999, interface_class: "email", value: "a@example.com" }],
+    });
+    expect(foreignMethod.statusCode).toBe(400);
+    expect(foreignMethod.json()).toEqual({
+      "contactmethod.0.id": ['Invalid pk "999999" - object does not exist.'],
+    });
+  });
+
+  it("lists newest first with the paginated envelope and absolute links", async () => {
+    const fresh = await createTestAccount(t);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await call("POST", "/v1/contact/", { first_name: `C${i}` }, fresh)).json().id);
+    const first = await call("GET", "/v1/contact/?page_size=2", undefined, fresh);
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual({
+      links: { previous: null, next: "http://ferry.test/v1/contact/?page=2&page_size=2" },
+      total_pages: 2,
+      count: 3,
+      results: [expect.objectContaining({ id: ids[2] }), expect.objectContaining({ id: ids[1] })],
+    });
+    const second = await call("GET", "/v1/contact?page=2&page_size=2", undefined, fresh);
+    expect(second.json()).toMatchObject({
+      links: { previous: "http://ferry.test/v1/contact/?page=1&page_size=2", next: null },
+      results: [{ id: ids[0] }],
+    });
+    expect((await call("GET", "/v1/contact/?page=3&page_size=2", undefined, fresh)).statusCode).toBe(404);
+    expect((await call("GET", "/v1/contact/?page=0", undefined, fresh)).statusCode).toBe(400);
+    const clamped = await call("GET", "/v1/contact/?page_size=1000", undefined, fresh);
+    expect(clamped.statusCode).toBe(200);
+    expect(clamped.json().links).toEqual({ previous: null, next: null });
+    const empty = await call("GET", "/v1/contact/", undefined, await createTestAccount(t));
+    expect(empty.json()).toEqual({
+      links: { previous: null, next: null },
+      total_pages: 1,
+      count: 0,
+      results: [],
+    });
+  });
+
+  it("never crosses accounts: another account's contact is 404 with the missing body", async () => {
+    const mine = (await call("POST", "/v1/contact/", { first_name: "Mine" })).json();
+    const missing = await call("GET", "/v1/contact/99999999/", undefined, other);
+    for (const [method, payload] of [["GET"], ["PATCH", { first_name: "X" }], ["DELETE"]] as const) {
+      const res = await call(method, `/v1/contact/${mine.id}/`, payload, other);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual(missing.json());
+    }
+    expect(missing.json()).toEqual({ code: "RESOURCE_NOT_FOUND", detail: "Contact not found." });
+    expect((await call("GET", "/v1/contact/abc/")).statusCode).toBe(404);
+    const list = (await call("GET", "/v1/contact/?page_size=100", undefined, other)).json();
+    expect(list.results.map((c: { id: number }) => c.id)).not.toContain(mine.id);
+    expect((await call("GET", `/v1/contact/${mine.id}/`)).json().first_name).toBe("Mine");
+  });
+
+  it("deletes a contact unless an open sent request targets it (422), and audits create/update/delete", async () => {
+    const c = (await call("POST", "/v1/contact/", { first_name: "Del" })).json();
+    const req = (await call("POST", "/v1/request/", { contact: [{ id: c.id }] })).json();
+    const refused = await call("DELETE", `/v1/contact/${c.id}/`);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json()).toEqual({
+      code: "UNPROCESSABLE_ENTITY",
+      detail: `This contact belongs to the open sent request ${req.id}; it can be deleted once that request is complete or deleted.`,
+    });
+    await t.container.database.db
+      .updateTable("requests")
+      .set({ complete: 1 })
+      .where("id", "=", req.id)
+      .execute();
+    const ok = await call("DELETE", `/v1/contact/${c.id}/`);
+    expect(ok.statusCode).toBe(204);
+    expect(ok.body).toBe("");
+    expect((await call("GET", `/v1/contact/${c.id}/`)).statusCode).toBe(404);
+    expect((await call("GET", `/v1/request/${req.id}/`)).json().contact).toEqual([]);
+
+    const draftContact = (await call("POST", "/v1/contact/", { first_name: "Draft" })).json();
+    await call("POST", "/v1/request/", { is_draft: true, contact: [draftContact.id] });
+    expect((await call("DELETE", `/v1/contact/${draftContact.id}`)).statusCode).toBe(204);
+
+    const audited = await t.container.database.db
+      .selectFrom("audit_entries")
+      .select(["code", "related_model", "relation_key", "value", "api_key_id"])
+      .where("account_id", "=", owner.accountId)
+      .where("related_model", "=", "contact")
+      .where("relation_key", "=", String(c.id))
+      .orderBy("seq")
+      .execute();
+    expect(audited).toEqual([
+      {
+        code: "ABA-0010",
+        related_model: "contact",
+        relation_key: String(c.id),
+        value: '{"fields":["first_name"]}',
+        api_key_id: String(owner.applicationId),
+      },
+      {
+        code: "ABA-0020",
+        related_model: "contact",
+        relation_key: String(c.id),
+        value: '{"fields":[]}',
+        api_key_id: String(owner.applicationId),
+      },
+    ]);
+  });
+
+  it("requires the contacts scope", async () => {
+    const limited = await createTestAccount(t, { scopes: ["requests"] });
+    expect((await call("GET", "/v1/contact/", undefined, limited)).statusCode).toBe(403);
+    expect((await t.app.inject({ method: "GET", url: "/v1/contact/" })).statusCode).toBe(401);
+  });
+});

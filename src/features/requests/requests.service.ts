@@ -1,0 +1,420 @@
+import type { Updateable } from "kysely";
+import type { Config } from "../../config/config.js";
+import type { Database, Executor } from "../../db/database.js";
+import type { RequestsTable } from "../../db/schema.js";
+import type { Clock } from "../../shared/clock.js";
+import { notFound, unprocessable } from "../../shared/errors.js";
+import { randomId } from "../../shared/ids.js";
+import type { PageRequest } from "../../shared/pagination.js";
+import { toTimestamp } from "../../shared/time.js";
+import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/audit.writer.js";
+import type { AuthContext } from "../auth/auth.service.js";
+import type { ContactWithMethods } from "../contacts/contacts.repository.js";
+import { type ContactsService, contactFields } from "../contacts/contacts.service.js";
+import { FieldErrors, Messages, parseRowId, requireObjectBody } from "../contacts/contacts.validation.js";
+import type { RequesterRow } from "../requesters/requesters.repository.js";
+import type { RequestersService } from "../requesters/requesters.service.js";
+import {
+  presentRequest,
+  type RequestRelated,
+  type RequestRow,
+  type RequestView,
+} from "./requests.presenter.js";
+import {
+  blobsOfRequest,
+  contactLinksOf,
+  countRequests,
+  countUploadingMedia,
+  deleteRequestRow,
+  findAccountProfile,
+  findRequest,
+  findRequestByIdentifier,
+  insertRequest,
+  listRequests,
+  mediaOfRequests,
+  setRequestContacts,
+  updateRequestRow,
+} from "./requests.repository.js";
+import { checkTfa, parseRequestInput, type RequestInput } from "./requests.validation.js";
+
+/** Default push expiry when the account has no `push_expiry_days` setting (DESIGN §5). */
+export const DEFAULT_PUSH_EXPIRY_DAYS = 14;
+
+/** A request row with everything needed to present it. */
+export interface LoadedRequest {
+  row: RequestRow;
+  related: RequestRelated;
+}
+
+/** Reads `push_expiry_days` from an account's settings JSON (1..3650, default 14). */
+export function pushExpiryDays(settingsJson: string | undefined): number {
+  try {
+    const days = (JSON.parse(settingsJson ?? "{}") as { push_expiry_days?: unknown }).push_expiry_days;
+    return typeof days === "number" && Number.isInteger(days) && days >= 1 && days <= 3650
+      ? days
+      : DEFAULT_PUSH_EXPIRY_DAYS;
+  } catch {
+    return DEFAULT_PUSH_EXPIRY_DAYS;
+  }
+}
+
+/** Names of the request fields an input sets (for audit values: names only, never contents). */
+function changedFields(input: RequestInput): string[] {
+  const names: Record<keyof RequestInput, string> = {
+    type: "type",
+    message: "message",
+    requesterPrivatenotes: "requester_privatenotes",
+    isDraft: "is_draft",
+    shortMessage: "short_message",
+    longMessageSubject: "long_message_subject",
+    longMessage: "long_message",
+    callbackUrl: "callback_url",
+    requesterId: "requester",
+    emailTemplateSlug: "email_template_slug",
+    tfaSendTo: "tfa_send_to",
+    tfaSendToValue: "tfa_send_to_value",
+    allowedExtensions: "allowed_extensions",
+    maxFileBytes: "max_file_bytes",
+    expiresAt: "expires_at",
+    contacts: "contact",
+  };
+  return (Object.keys(names) as (keyof RequestInput)[])
+    .filter((k) => input[k] !== undefined)
+    .map((k) => names[k]);
+}
+
+/** Requests (spec: Requests; DESIGN §4–5), scoped to the caller's account. */
+export class RequestsService {
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly audit: AuditWriter,
+    private readonly jobs: { enqueue(ex: Executor, kind: string, payload: unknown): Promise<number> },
+    private readonly contacts: ContactsService,
+    private readonly requesters: RequestersService,
+  ) {}
+
+  /** Row locks exist on PostgreSQL only; SQLite runs one write transaction at a time. */
+  private get lockRows(): boolean {
+    return this.database.dialect === "postgres";
+  }
+
+  private async record(ex: Executor, auth: AuthContext, code: AuditCodeValue, id: number, fields: string[]) {
+    await this.audit.write(ex, {
+      accountId: auth.accountId,
+      code,
+      apiKeyId: auth.applicationId,
+      relatedModel: "request",
+      relationKey: id,
+      value: JSON.stringify({ fields }),
+    });
+  }
+
+  private parse(body: unknown): RequestInput {
+    const errors = new FieldErrors();
+    const input = parseRequestInput(requireObjectBody(body), errors, this.config, this.clock.now());
+    errors.throwIfAny();
+    return input;
+  }
+
+  /**
+   * Resolves `requester` and `contact` references against the account (unknown or foreign ids
+   * are 400 naming the field) and creates inline contacts (each audited ABA-0010). Returns the
+   * named requester row and the contacts in request order (undefined: not given).
+   */
+  private async resolveReferences(
+    ex: Executor,
+    auth: AuthContext,
+    input: RequestInput,
+  ): Promise<{ requester: RequesterRow | undefined; contacts: ContactWithMethods[] | undefined }> {
+    const { accountId } = auth;
+    const errors = new FieldErrors();
+    let requester: RequesterRow | undefined;
+    if (input.requesterId) {
+      requester = await this.requesters.findForAccount(ex, accountId, input.requesterId);
+      if (!requester) errors.add("requester", Messages.invalidPk(input.requesterId));
+    }
+    if (input.contacts === undefined) {
+      errors.throwIfAny();
+      return { requester, contacts: undefined };
+    }
+    const refs = input.contacts.flatMap((c) => ("ref" in c ? [c.ref] : []));
+    const existing = await this.contacts.loadContacts(ex, accountId, refs);
+    for (const id of refs) if (!existing.has(id)) errors.add("contact", Messages.invalidPk(id));
+    errors.throwIfAny();
+    const contacts: ContactWithMethods[] = [];
+    for (const item of input.contacts) {
+      let contact: ContactWithMethods;
+      if ("ref" in item) contact = existing.get(item.ref)!;
+      else {
+        contact = await this.contacts.createInTransaction(ex, accountId, item.create);
+        const id = contact.contact.id;
+        await this.audit.write(ex, {
+          accountId,
+          code: AuditCode.ENTITY_CREATED,
+          apiKeyId: auth.applicationId,
+          relatedModel: "contact",
+          relationKey: id,
+          value: JSON.stringify({ fields: contactFields(item.create) }),
+        });
+      }
+      if (!contacts.some((c) => c.contact.id === contact.contact.id)) contacts.push(contact);
+    }
+    return { requester, contacts };
+  }
+
+  private async defaultExpiry(ex: Executor, accountId: number): Promise<string> {
+    const days = pushExpiryDays((await findAccountProfile(ex, accountId))?.settings);
+    return toTimestamp(new Date(this.clock.now().getTime() + days * 86_400_000));
+  }
+
+  /**
+   * POST /v1/request/: creates a request (type pull unless given; not a draft unless is_draft).
+   * Inline contacts are created; a sent push request without expires_at gets the account's default
+   * expiry. 400 on bad input or unknown/foreign ids. Audited ABA-0010.
+   */
+  async create(auth: AuthContext, body: unknown): Promise<RequestView> {
+    const input = this.parse(body);
+    const tfaErrors = new FieldErrors();
+    const tfaValue = checkTfa(input.tfaSendTo ?? null, input.tfaSendToValue ?? null, tfaErrors);
+    tfaErrors.throwIfAny();
+    return this.database.db.transaction().execute(async (trx) => {
+      const refs = await this.resolveReferences(trx, auth, input);
+      const contacts = refs.contacts ?? [];
+      const now = toTimestamp(this.clock.now());
+      const type = input.type ?? "pull";
+      const isDraft = input.isDraft ?? false;
+      let expiresAt = input.expiresAt ?? null;
+      if (!isDraft && type === "push" && expiresAt === null)
+        expiresAt = await this.defaultExpiry(trx, auth.accountId);
+      const row = await insertRequest(trx, {
+        account_id: auth.accountId,
+        identifier: randomId(24),
+        type,
+        message: input.message ?? "",
+        requester_privatenotes: input.requesterPrivatenotes ?? "",
+        is_draft: isDraft ? 1 : 0,
+        complete: 0,
+        is_expired: 0,
+        receiver_message: null,
+        short_message: input.shortMessage ?? "",
+        long_message_subject: input.longMessageSubject ?? "",
+        long_message: input.longMessage ?? "",
+        callback_url: input.callbackUrl ?? null,
+        requester_id: input.requesterId ?? null,
+        email_template_slug: input.emailTemplateSlug ?? null,
+        tfa_send_to: input.tfaSendTo ?? null,
+        tfa_send_to_value: tfaValue ?? null,
+        tfa_times_sent: 0,
+        allowed_extensions: input.allowedExtensions ? input.allowedExtensions.join(",") : null,
+        max_file_bytes: input.maxFileBytes ?? null,
+        expires_at: expiresAt,
+        sent_at: isDraft ? null : now,
+        completed_at: null,
+        callback_status: null,
+        callback_tries: 0,
+        created: now,
+        updated: now,
+      });
+      await setRequestContacts(
+        trx,
+        row.id,
+        contacts.map((c) => c.contact.id),
+        { fresh: true },
+      );
+      await this.record(trx, auth, AuditCode.ENTITY_CREATED, row.id, changedFields(input));
+      // Everything related is already in hand: a new request has no media yet.
+      const ownerName =
+        !row.long_message_subject && !refs.requester
+          ? ((await findAccountProfile(trx, auth.accountId))?.name ?? "")
+          : "";
+      return presentRequest(
+        row,
+        { contacts, requester: refs.requester ?? null, media: [], ownerName },
+        this.config,
+      );
+    });
+  }
+
+  /** GET /v1/request/: one page of the account's requests (with contacts and media), newest first. */
+  async list(auth: AuthContext, page: PageRequest): Promise<{ results: RequestView[]; count: number }> {
+    const { db } = this.database;
+    const [rows, count] = await Promise.all([
+      listRequests(db, auth.accountId, { offset: page.offset, limit: page.pageSize }),
+      countRequests(db, auth.accountId),
+    ]);
+    const loaded = await this.loadRelated(db, auth.accountId, rows);
+    return { results: loaded.map((l) => presentRequest(l.row, l.related, this.config)), count };
+  }
+
+  /** GET /v1/request/counter/: requests sent (not drafts) by the account, as `count` and `counter`. */
+  async counter(auth: AuthContext): Promise<{ count: number; counter: number }> {
+    const n = await countRequests(this.database.db, auth.accountId, true);
+    return { count: n, counter: n };
+  }
+
+  /** GET /v1/request/{id}/: the request with its media; 404 for a missing or foreign id. */
+  async get(auth: AuthContext, rawId: string): Promise<RequestView> {
+    const id = parseRowId(rawId);
+    if (id === undefined) throw notFound("Request");
+    return this.getRequestView(undefined, auth.accountId, id);
+  }
+
+  /**
+   * The API Request object (with media) of request `requestId` of `accountId`, read through `ex`
+   * (a transaction, or the database when undefined). Throws 404 AppError when absent. Used by
+   * notifications and callbacks to build messages and payloads.
+   */
+  async getRequestView(ex: Executor | undefined, accountId: number, requestId: number): Promise<RequestView> {
+    const loaded = await this.loadRequest(ex, accountId, requestId);
+    return presentRequest(loaded.row, loaded.related, this.config);
+  }
+
+  /** The request row and its related rows (contacts, requester, media, owner name); 404 when absent. */
+  async loadRequest(ex: Executor | undefined, accountId: number, requestId: number): Promise<LoadedRequest> {
+    const db = ex ?? this.database.db;
+    const row = await findRequest(db, accountId, requestId);
+    if (!row) throw notFound("Request");
+    return (await this.loadRelated(db, accountId, [row]))[0]!;
+  }
+
+  /** Like loadRequest, by the public identifier of the recipient URL; undefined when unknown. */
+  async loadRequestByIdentifier(
+    ex: Executor | undefined,
+    identifier: string,
+  ): Promise<LoadedRequest | undefined> {
+    const db = ex ?? this.database.db;
+    const row = await findRequestByIdentifier(db, identifier);
+    if (!row) return undefined;
+    return (await this.loadRelated(db, row.account_id, [row]))[0];
+  }
+
+  private async present(ex: Executor, row: RequestRow): Promise<RequestView> {
+    const [loaded] = await this.loadRelated(ex, row.account_id, [row]);
+    return presentRequest(loaded!.row, loaded!.related, this.config);
+  }
+
+  /** Loads contacts, requester, media and the owner's name for rows of one account, batched. */
+  private async loadRelated(ex: Executor, accountId: number, rows: RequestRow[]): Promise<LoadedRequest[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const [links, media, requesters, profile] = await Promise.all([
+      contactLinksOf(ex, ids),
+      mediaOfRequests(ex, ids),
+      this.requesters.loadByIds(
+        ex,
+        rows.flatMap((r) => (r.requester_id ? [r.requester_id] : [])),
+      ),
+      // The owner's name only feeds a generated subject, needed when no subject and no requester.
+      rows.some((r) => !r.long_message_subject && !r.requester_id)
+        ? findAccountProfile(ex, accountId)
+        : undefined,
+    ]);
+    const contacts = await this.contacts.loadContacts(ex, accountId, [
+      ...new Set(links.map((l) => l.contact_id)),
+    ]);
+    return rows.map((row) => ({
+      row,
+      related: {
+        contacts: links
+          .filter((l) => l.request_id === row.id)
+          .map((l) => contacts.get(l.contact_id))
+          .filter((c): c is ContactWithMethods => c !== undefined),
+        requester: row.requester_id ? (requesters.get(row.requester_id) ?? null) : null,
+        media: media.filter((m) => m.request_id === row.id),
+        ownerName: profile?.name || "",
+      },
+    }));
+  }
+
+  /**
+   * PATCH /v1/request/{id}/: partial update with the state rules of DESIGN §4–5: a complete
+   * request is read-only (422); a sent request cannot become a draft or change type (422); draft →
+   * sent (`is_draft: false`) is refused with 422 while any media is uploading, and gives a push
+   * request its default expiry. A given `contact` list replaces the contacts. Audited ABA-0030.
+   */
+  async update(auth: AuthContext, rawId: string, body: unknown): Promise<RequestView> {
+    const id = parseRowId(rawId);
+    if (id === undefined) throw notFound("Request");
+    const input = this.parse(body);
+    return this.database.db.transaction().execute(async (trx) => {
+      const row = await findRequest(trx, auth.accountId, id, { forUpdate: this.lockRows });
+      if (!row) throw notFound("Request");
+      if (row.complete === 1) throw unprocessable("A complete request is read-only; it can only be deleted.");
+      const wasDraft = row.is_draft === 1;
+      if (!wasDraft && input.isDraft === true)
+        throw unprocessable("A sent request cannot become a draft again.");
+      if (!wasDraft && input.type !== undefined && input.type !== row.type) {
+        throw unprocessable("The type of a sent request cannot change.");
+      }
+      const sending = wasDraft && input.isDraft === false;
+      if (sending && (await countUploadingMedia(trx, row.id)) > 0) {
+        throw unprocessable(
+          "Media of this request are still uploading: complete or delete them before sending.",
+        );
+      }
+      const tfaSendTo = input.tfaSendTo !== undefined ? input.tfaSendTo : row.tfa_send_to;
+      const rawTfaValue =
+        input.tfaSendToValue !== undefined
+          ? input.tfaSendToValue
+          : input.tfaSendTo === null
+            ? null
+            : row.tfa_send_to_value;
+      const tfaErrors = new FieldErrors();
+      const tfaValue = checkTfa(tfaSendTo, rawTfaValue, tfaErrors);
+      tfaErrors.throwIfAny();
+      const contactIds = (await this.resolveReferences(trx, auth, input)).contacts?.map((c) => c.contact.id);
+      const now = toTimestamp(this.clock.now());
+      const type = input.type ?? row.type;
+      const changes: Updateable<RequestsTable> = { updated: now };
+      if (input.type !== undefined) changes.type = input.type;
+      if (input.message !== undefined) changes.message = input.message;
+      if (input.requesterPrivatenotes !== undefined)
+        changes.requester_privatenotes = input.requesterPrivatenotes;
+      if (input.shortMessage !== undefined) changes.short_message = input.shortMessage;
+      if (input.longMessageSubject !== undefined) changes.long_message_subject = input.longMessageSubject;
+      if (input.longMessage !== undefined) changes.long_message = input.longMessage;
+      if (input.callbackUrl !== undefined) changes.callback_url = input.callbackUrl;
+      if (input.requesterId !== undefined) changes.requester_id = input.requesterId;
+      if (input.emailTemplateSlug !== undefined) changes.email_template_slug = input.emailTemplateSlug;
+      if (input.tfaSendTo !== undefined || input.tfaSendToValue !== undefined) {
+        changes.tfa_send_to = tfaSendTo;
+        changes.tfa_send_to_value = tfaValue ?? null;
+      }
+      if (input.allowedExtensions !== undefined) {
+        changes.allowed_extensions = input.allowedExtensions ? input.allowedExtensions.join(",") : null;
+      }
+      if (input.maxFileBytes !== undefined) changes.max_file_bytes = input.maxFileBytes;
+      if (input.expiresAt !== undefined) changes.expires_at = input.expiresAt;
+      if (sending) {
+        changes.is_draft = 0;
+        changes.sent_at = now;
+        const expiresAt = input.expiresAt !== undefined ? input.expiresAt : row.expires_at;
+        if (type === "push" && expiresAt === null)
+          changes.expires_at = await this.defaultExpiry(trx, auth.accountId);
+      }
+      const updated = await updateRequestRow(trx, row.id, changes);
+      if (contactIds !== undefined) await setRequestContacts(trx, row.id, contactIds);
+      await this.record(trx, auth, AuditCode.ENTITY_UPDATED, row.id, changedFields(input));
+      return this.present(trx, updated);
+    });
+  }
+
+  /**
+   * DELETE /v1/request/{id}/: deletes the request with its media (rows cascade) and queues one
+   * `blobs.delete` job for the media's stored blobs in the same transaction. Audited ABA-0020.
+   */
+  async delete(auth: AuthContext, rawId: string): Promise<void> {
+    const id = parseRowId(rawId);
+    if (id === undefined) throw notFound("Request");
+    await this.database.db.transaction().execute(async (trx) => {
+      const row = await findRequest(trx, auth.accountId, id, { forUpdate: this.lockRows });
+      if (!row) throw notFound("Request");
+      const blobs = await blobsOfRequest(trx, row.id);
+      await deleteRequestRow(trx, row.id);
+      if (blobs.length > 0) await this.jobs.enqueue(trx, "blobs.delete", { blobs });
+      await this.record(trx, auth, AuditCode.ENTITY_DELETED, row.id, []);
+    });
+  }
+}
