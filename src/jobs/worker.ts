@@ -34,6 +34,8 @@ export class Worker {
   private stopped = true;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** Set by a wake-up that arrives while the loop is claiming, so it is not lost. */
+  private wakeRequested = false;
   private listener: pg.Client | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -48,7 +50,7 @@ export class Worker {
   async start(): Promise<void> {
     if (!this.stopped) return;
     this.stopped = false;
-    this.unsubscribe = this.queue.onEnqueue(() => this.wake?.());
+    this.unsubscribe = this.queue.onEnqueue(() => this.requestWake());
     if (this.options.listenUrl) await this.listen(this.options.listenUrl);
     this.loop = this.run();
   }
@@ -56,7 +58,7 @@ export class Worker {
   private async listen(url: string): Promise<void> {
     const client = new pg.Client({ connectionString: url });
     client.on("error", (err) => this.logger.warn({ err: err.message }, "job listener connection lost"));
-    client.on("notification", () => this.wake?.());
+    client.on("notification", () => this.requestWake());
     try {
       await client.connect();
       await client.query(`LISTEN ${JOBS_CHANNEL}`);
@@ -67,8 +69,14 @@ export class Worker {
     }
   }
 
+  private requestWake(): void {
+    this.wakeRequested = true;
+    this.wake?.();
+  }
+
   private async run(): Promise<void> {
     while (!this.stopped) {
+      this.wakeRequested = false;
       const free = this.options.concurrency - this.running.size;
       let claimed: JobRow[] = [];
       if (free > 0) {
@@ -81,11 +89,11 @@ export class Worker {
       for (const job of claimed) {
         const p = this.execute(job).finally(() => {
           this.running.delete(job.id);
-          this.wake?.();
+          this.requestWake();
         });
         this.running.set(job.id, p);
       }
-      if (claimed.length === free && free > 0) continue;
+      if ((claimed.length === free && free > 0) || this.wakeRequested) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.options.pollIntervalMs);
         this.wake = () => {

@@ -5,17 +5,19 @@ export function randomId(bytes = 24): string {
   return randomBytes(bytes).toString("base64url");
 }
 
+/** Largest row id: ids are 32-bit integer columns on PostgreSQL. */
+export const MAX_ROW_ID = 2_147_483_647;
+
 /**
- * Parses an id that may arrive as an integer or a numeric string (compat item 6).
- * Returns undefined when the value is not a positive safe integer.
+ * Parses an id that may arrive as an integer or a numeric string (compat item 6). Returns undefined
+ * unless it is a positive integer up to MAX_ROW_ID, so a huge id reads as "not found", never as a
+ * database error.
  */
 export function parseId(value: unknown): number | undefined {
-  if (typeof value === "number") return Number.isSafeInteger(value) && value > 0 ? value : undefined;
-  if (typeof value === "string" && /^\d{1,15}$/.test(value.trim())) {
-    const n = Number(value.trim());
-    return n > 0 ? n : undefined;
-  }
-  return undefined;
+  let n: number | undefined;
+  if (typeof value === "number") n = value;
+  else if (typeof value === "string" && /^\d{1,10}$/.test(value.trim())) n = Number(value.trim());
+  return n !== undefined && Number.isSafeInteger(n) && n > 0 && n <= MAX_ROW_ID ? n : undefined;
 }
 
 /** Shows only the start of a secret or identifier, for logs: `abcd…`. */

@@ -7,16 +7,8 @@ import { ValidationError } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 
 /** Largest id a row can have (integer primary keys are 32-bit on PostgreSQL). */
-export const MAX_ROW_ID = 2_147_483_647;
-
-/**
- * Parses a row id that arrives as an integer or numeric string (compat item 6); undefined when it
- * is not a positive integer up to MAX_ROW_ID, so a huge id is "not found", never a database error.
- */
-export function parseRowId(value: unknown): number | undefined {
-  const id = parseId(value);
-  return id !== undefined && id <= MAX_ROW_ID ? id : undefined;
-}
+/** Parses a row id (integer or numeric string, at most MAX_ROW_ID); see parseId. */
+export const parseRowId = parseId;
 
 /** Collects messages per field and throws them together as one 400 ValidationError. */
 export class FieldErrors {

@@ -93,6 +93,8 @@ export class RequestsService {
     private readonly jobs: { enqueue(ex: Executor, kind: string, payload: unknown): Promise<number> },
     private readonly contacts: ContactsService,
     private readonly requesters: RequestersService,
+    /** Throws 422 when the account has no email template with this slug (notifications feature). */
+    private readonly requireTemplate: (ex: Executor, accountId: number, slug: string) => Promise<void>,
   ) {}
 
   /** Row locks exist on PostgreSQL only; SQLite runs one write transaction at a time. */
@@ -188,6 +190,7 @@ export class RequestsService {
       let expiresAt = input.expiresAt ?? null;
       if (!isDraft && type === "push" && expiresAt === null)
         expiresAt = await this.defaultExpiry(trx, auth.accountId);
+      if (input.emailTemplateSlug) await this.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
       const row = await insertRequest(trx, {
         account_id: auth.accountId,
         identifier: randomId(24),
@@ -377,7 +380,10 @@ export class RequestsService {
       if (input.longMessage !== undefined) changes.long_message = input.longMessage;
       if (input.callbackUrl !== undefined) changes.callback_url = input.callbackUrl;
       if (input.requesterId !== undefined) changes.requester_id = input.requesterId;
-      if (input.emailTemplateSlug !== undefined) changes.email_template_slug = input.emailTemplateSlug;
+      if (input.emailTemplateSlug !== undefined) {
+        if (input.emailTemplateSlug) await this.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
+        changes.email_template_slug = input.emailTemplateSlug;
+      }
       if (input.tfaSendTo !== undefined || input.tfaSendToValue !== undefined) {
         changes.tfa_send_to = tfaSendTo;
         changes.tfa_send_to_value = tfaValue ?? null;

@@ -18,6 +18,14 @@ describe("requests API", () => {
     t = await createTestApp();
     owner = await createTestAccount(t);
     other = await createTestAccount(t);
+    // email_template_slug must name one of the account's templates.
+    const template = await t.app.inject({
+      method: "POST",
+      url: "/v1/email_template/",
+      headers: owner.headers,
+      payload: { slug: "welcome_v2", subject: "Files", html: "<p>{{ message }}</p>" },
+    });
+    expect(template.statusCode).toBe(201);
   });
   afterAll(async () => t?.close());
 
