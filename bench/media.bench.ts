@@ -1,0 +1,217 @@
+/**
+ * Issue 4 (media): upload and download MB/s through the API for a MEDIA_BENCH_MB (default 1024) MiB
+ * file, whole and in 4 MiB chunks, each as a ratio to this machine's ceiling measured in the same
+ * run (AES-256-GCM of the same bytes in 64 KiB segments plus writing them to the same disk, fsynced),
+ * and the server's peak resident memory during each transfer.
+ */
+
+import { createWriteStream } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
+import { Agent, request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { generateDataKey } from "../src/crypto/envelope.js";
+import { createEncryptStream } from "../src/crypto/segment-aead.js";
+import { deterministicStream } from "../src/features/media/media.testkit.js";
+import { type BenchModule, report, startBenchFerry } from "./lib.js";
+
+const MiB = 1024 * 1024;
+const SIZE = Number(process.env.MEDIA_BENCH_MB ?? 1024) * MiB;
+const CHUNK = 4 * MiB;
+
+/** MB/s of encrypting SIZE bytes and writing them to a file in `dir` (fsynced). */
+async function ceiling(dir: string): Promise<number> {
+  const path = join(dir, "ceiling.bin");
+  const started = performance.now();
+  await pipeline(
+    deterministicStream(SIZE),
+    createEncryptStream(generateDataKey(), 1),
+    createWriteStream(path, { flush: true }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await rm(path, { force: true });
+  return SIZE / MiB / seconds;
+}
+
+function sampleRss(pid: number) {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak / MiB;
+    },
+  };
+}
+
+function send(
+  agent: Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Readable,
+  length: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method, agent, headers: { ...headers, "content-length": String(length) } },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => {
+          text += d;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", reject);
+    body.pipe(req);
+  });
+}
+
+function multipartFramed(fields: Record<string, string | number>, fileBytes: number) {
+  const boundary = "----ferrybench";
+  let head = "";
+  for (const [k, v] of Object.entries(fields))
+    head += `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+  head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const headBuf = Buffer.from(head);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return {
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    length: headBuf.length + fileBytes + tail.length,
+    body: (file: AsyncIterable<Buffer>) =>
+      Readable.from(
+        (async function* () {
+          yield headBuf;
+          yield* file;
+          yield tail;
+        })(),
+      ),
+  };
+}
+
+async function download(agent: Agent, url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent, headers }, (res) => {
+      let bytes = 0;
+      res.on("data", (d: Buffer) => {
+        bytes += d.length;
+      });
+      res.on("end", () => resolve(bytes));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+export const mediaBench: BenchModule = {
+  name: "media",
+  async run() {
+    const ferry = await startBenchFerry();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const ceilingMbs = await ceiling(ferry.database.dataDir);
+      report(`ceiling: AES-256-GCM + disk write, ${SIZE / MiB} MiB`, ceilingMbs, "MiB/s");
+      const ref = { label: "ceiling", value: ceilingMbs };
+      const req = await fetch(`${ferry.base}/v1/request/`, {
+        method: "POST",
+        headers: { ...ferry.headers, "content-type": "application/json" },
+        body: JSON.stringify({ type: "push", is_draft: true }),
+      });
+      const requestId = ((await req.json()) as { id: number }).id;
+      const pid = ferry.process.child.pid!;
+
+      // Whole file, one multipart POST.
+      const whole = multipartFramed({ request: requestId, name: "whole.bin" }, SIZE);
+      let rss = sampleRss(pid);
+      let started = performance.now();
+      const created = await send(
+        agent,
+        "POST",
+        `${ferry.base}/v1/media/`,
+        { ...ferry.headers, "content-type": whole.contentType },
+        whole.body(deterministicStream(SIZE)),
+        whole.length,
+      );
+      let seconds = (performance.now() - started) / 1000;
+      if (created.status !== 201) throw new Error(`upload failed: ${created.status} ${created.body}`);
+      report("upload whole (multipart POST)", SIZE / MiB / seconds, "MiB/s", ref);
+      report("  server peak RSS during it", await rss.stop(), "MiB");
+      const wholeId = JSON.parse(created.body).id as number;
+
+      rss = sampleRss(pid);
+      started = performance.now();
+      const got = await download(agent, `${ferry.base}/v1/media/${wholeId}/download`, ferry.headers);
+      seconds = (performance.now() - started) / 1000;
+      if (got !== SIZE) throw new Error(`download returned ${got} bytes`);
+      report("download whole", SIZE / MiB / seconds, "MiB/s", ref);
+      report("  server peak RSS during it", await rss.stop(), "MiB");
+
+      // The same bytes in 4 MiB chunks: POST the first, PUT the rest, one after another.
+      const total = Math.ceil(SIZE / CHUNK);
+      const source = deterministicStream(SIZE)[Symbol.asyncIterator]();
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      const nextChunk = async (): Promise<Buffer[]> => {
+        while (pendingBytes < CHUNK) {
+          const n = await source.next();
+          if (n.done) break;
+          pending.push(n.value as Buffer);
+          pendingBytes += (n.value as Buffer).length;
+        }
+        const out = pending;
+        pending = [];
+        pendingBytes = 0;
+        return out;
+      };
+      rss = sampleRss(pid);
+      started = performance.now();
+      let chunkedId = 0;
+      for (let n = 1; n <= total; n++) {
+        const pieces = await nextChunk();
+        const bytes = pieces.reduce((s, p) => s + p.length, 0);
+        const fields: Record<string, string | number> =
+          n === 1
+            ? { request: requestId, name: "chunked.bin", total_chunks: total, current_chunk: 1 }
+            : { current_chunk: n };
+        const framed = multipartFramed(fields, bytes);
+        const url = n === 1 ? `${ferry.base}/v1/media/` : `${ferry.base}/v1/media/${chunkedId}`;
+        const res = await send(
+          agent,
+          n === 1 ? "POST" : "PUT",
+          url,
+          { ...ferry.headers, "content-type": framed.contentType },
+          framed.body(Readable.from(pieces)),
+          framed.length,
+        );
+        if (res.status !== 201) throw new Error(`chunk ${n} failed: ${res.status} ${res.body}`);
+        if (n === 1) chunkedId = JSON.parse(res.body).id;
+      }
+      seconds = (performance.now() - started) / 1000;
+      report(`upload in ${total} chunks of 4 MiB (POST + PUTs)`, SIZE / MiB / seconds, "MiB/s", ref);
+      report("  server peak RSS during it", await rss.stop(), "MiB");
+
+      rss = sampleRss(pid);
+      started = performance.now();
+      const gotChunked = await download(agent, `${ferry.base}/v1/media/${chunkedId}/download`, ferry.headers);
+      seconds = (performance.now() - started) / 1000;
+      if (gotChunked !== SIZE) throw new Error(`download returned ${gotChunked} bytes`);
+      report("download of the chunked upload", SIZE / MiB / seconds, "MiB/s", ref);
+      report("  server peak RSS during it", await rss.stop(), "MiB");
+    } finally {
+      agent.destroy();
+      await ferry.stop();
+    }
+  },
+};

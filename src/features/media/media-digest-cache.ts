@@ -1,0 +1,82 @@
+import { type Digests, newDigests } from "./media.streams.js";
+
+interface Entry {
+  /** The chunk number the digests expect next. */
+  next: number;
+  digests: Digests;
+  /** Blob key whose plaintext each hashed chunk number contributed. */
+  keys: Map<number, string>;
+  /** A chunk is being hashed right now. */
+  busy: boolean;
+}
+
+/** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` drops the entry. */
+export interface DigestLease {
+  digests: Digests;
+  commit(blobKey: string): void;
+  abandon(): void;
+}
+
+/**
+ * Per-process running digests of chunked uploads whose chunks arrive in order, so completing a
+ * media needs no second read of its blobs. Anything unusual (out of order, re-sent, concurrent,
+ * another node) just drops the entry and completion falls back to decrypting the parts.
+ */
+export class DigestCache {
+  readonly #entries = new Map<number, Entry>();
+
+  constructor(private readonly maxEntries = 512) {}
+
+  /** A lease to hash chunk `chunk` of `mediaId`, or undefined when it cannot continue the digests in order. */
+  lease(mediaId: number, chunk: number): DigestLease | undefined {
+    let entry = this.#entries.get(mediaId);
+    if (entry && (entry.busy || entry.next !== chunk)) {
+      this.#entries.delete(mediaId);
+      entry = undefined;
+    }
+    if (!entry) {
+      if (chunk !== 1) return undefined;
+      entry = { next: 1, digests: newDigests(), keys: new Map(), busy: false };
+      this.#entries.set(mediaId, entry);
+      while (this.#entries.size > this.maxEntries) {
+        const oldest = this.#entries.keys().next().value as number;
+        this.#entries.delete(oldest);
+      }
+    }
+    const held = entry;
+    held.busy = true;
+    return {
+      digests: held.digests,
+      commit: (blobKey) => {
+        held.busy = false;
+        held.keys.set(held.next, blobKey);
+        held.next += 1;
+      },
+      abandon: () => {
+        if (this.#entries.get(mediaId) === held) this.#entries.delete(mediaId);
+      },
+    };
+  }
+
+  /** Moves a fresh entry to `mediaId` (the first chunk was hashed before the media row existed). */
+  adopt(mediaId: number, digests: Digests, blobKey: string): void {
+    this.#entries.set(mediaId, { next: 2, digests, keys: new Map([[1, blobKey]]), busy: false });
+  }
+
+  /**
+   * Final digests when the cached ones cover exactly `partKeys` (blob key of chunk 1..n, in
+   * order); removes the entry either way.
+   */
+  take(mediaId: number, partKeys: string[]): { sha256: string; md5: string } | undefined {
+    const entry = this.#entries.get(mediaId);
+    this.#entries.delete(mediaId);
+    if (!entry || entry.busy || entry.next !== partKeys.length + 1) return undefined;
+    for (let i = 0; i < partKeys.length; i++) if (entry.keys.get(i + 1) !== partKeys[i]) return undefined;
+    return { sha256: entry.digests.sha256.digest("hex"), md5: entry.digests.md5.digest("hex") };
+  }
+
+  /** Forgets a media (deleted or removed). */
+  forget(mediaId: number): void {
+    this.#entries.delete(mediaId);
+  }
+}

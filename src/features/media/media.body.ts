@@ -1,0 +1,182 @@
+/**
+ * Upload bodies as a stream of `UploadPart`s: multipart/form-data (the file part streamed, never
+ * buffered) and application/x-www-form-urlencoded (the `file` field's raw bytes, necessarily
+ * buffered, so bounded by the chunk size).
+ */
+import { Readable } from "node:stream";
+import type { Multipart as MultipartPart } from "@fastify/multipart";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { AppError } from "../../shared/errors.js";
+import type { UploadPart } from "./media.context.js";
+
+/** A form-urlencoded body as parsed by `registerRawFormParser`: text fields and the raw `file` bytes. */
+export interface RawForm {
+  fields: Record<string, string>;
+  file?: Buffer;
+}
+
+/**
+ * Replaces, in this plugin's scope only, the form-urlencoded parser with one that keeps the `file`
+ * field as raw bytes (percent-decoded, not UTF-8 decoded). Bodies over `maxBytes` are 413 with
+ * `tooLarge`'s message, checked on Content-Length first.
+ */
+export function registerRawFormParser(
+  app: FastifyInstance,
+  maxBytes: number,
+  tooLarge: () => AppError,
+): void {
+  app.removeContentTypeParser("application/x-www-form-urlencoded");
+  app.addContentTypeParser("application/x-www-form-urlencoded", (request, payload, done) => {
+    const declared = Number(request.headers["content-length"] ?? "0");
+    if (declared > maxBytes) {
+      done(tooLarge(), undefined);
+      return;
+    }
+    const pieces: Buffer[] = [];
+    let total = 0;
+    let failed = false;
+    payload.on("data", (piece: Buffer) => {
+      if (failed) return;
+      total += piece.length;
+      if (total > maxBytes) {
+        failed = true;
+        done(tooLarge(), undefined);
+        return;
+      }
+      pieces.push(piece);
+    });
+    payload.on("error", (err) => {
+      if (!failed) {
+        failed = true;
+        done(err, undefined);
+      }
+    });
+    payload.on("end", () => {
+      if (failed) return;
+      done(null, parseFormBytes(Buffer.concat(pieces)));
+    });
+  });
+}
+
+// Bodies produced by parseFormBytes (a JSON body shaped alike is not one).
+const parsedForms = new WeakSet<object>();
+
+/** Parses `a=1&file=%00%FF...`: text fields as UTF-8, `file` as the decoded bytes (first occurrence wins). */
+export function parseFormBytes(body: Buffer): RawForm {
+  const out: RawForm = { fields: {} };
+  parsedForms.add(out);
+  let start = 0;
+  while (start <= body.length) {
+    let end = body.indexOf(0x26, start); // "&"
+    if (end === -1) end = body.length;
+    if (end > start) {
+      const pair = body.subarray(start, end);
+      const eq = pair.indexOf(0x3d); // "="
+      const name = decodeComponent(eq === -1 ? pair : pair.subarray(0, eq)).toString("utf8");
+      const value = eq === -1 ? Buffer.alloc(0) : decodeComponent(pair.subarray(eq + 1));
+      if (name === "file") out.file ??= value;
+      else if (name !== "__proto__" && !(name in out.fields)) out.fields[name] = value.toString("utf8");
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+function hex(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  if (byte >= 0x41 && byte <= 0x46) return byte - 0x37;
+  if (byte >= 0x61 && byte <= 0x66) return byte - 0x57;
+  return -1;
+}
+
+/** Percent-decodes bytes ("+" is a space); a malformed escape is kept literally. */
+function decodeComponent(input: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(input.length);
+  let o = 0;
+  for (let i = 0; i < input.length; i++) {
+    const b = input[i]!;
+    if (b === 0x2b) {
+      out[o++] = 0x20;
+    } else if (b === 0x25 && i + 2 < input.length && hex(input[i + 1]!) >= 0 && hex(input[i + 2]!) >= 0) {
+      out[o++] = hex(input[i + 1]!) * 16 + hex(input[i + 2]!);
+      i += 2;
+    } else {
+      out[o++] = b;
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/** The parts of a form-urlencoded upload: every field, then the file (if any). */
+export async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
+  for (const [name, value] of Object.entries(form.fields)) yield { kind: "field", name, value };
+  if (form.file)
+    yield { kind: "file", field: "file", stream: Readable.from([form.file], { objectMode: false }) };
+}
+
+/**
+ * The parts of a multipart upload in arrival order; file parts stream (busboy stops a file at
+ * `fileLimit + 1` bytes so the service's own meter reports the limit). Malformed bodies are 400.
+ */
+export async function* multipartParts(
+  request: FastifyRequest,
+  fileLimit: number,
+): AsyncGenerator<UploadPart> {
+  let iterator: AsyncIterator<MultipartPart>;
+  try {
+    iterator = request.parts({ limits: { fileSize: fileLimit + 1, files: 5 } })[Symbol.asyncIterator]();
+  } catch (err) {
+    throw multipartError(err);
+  }
+  for (;;) {
+    let next: IteratorResult<MultipartPart>;
+    try {
+      next = await iterator.next();
+    } catch (err) {
+      throw multipartError(err);
+    }
+    if (next.done) return;
+    const part = next.value;
+    if (part.type === "file") {
+      yield {
+        kind: "file",
+        field: part.fieldname,
+        stream: part.file,
+        filename: part.filename,
+        mimetype: part.mimetype,
+      };
+    } else {
+      yield { kind: "field", name: part.fieldname, value: String(part.value ?? "") };
+    }
+  }
+}
+
+function multipartError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const code = (err as { code?: string }).code ?? "";
+  if (/LIMIT/.test(code))
+    return new AppError("PAYLOAD_TOO_LARGE", "Too many parts or fields in the multipart body.");
+  return new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
+}
+
+/**
+ * The upload parts of a request of either supported type; 415 for any other body. A form-urlencoded
+ * file over `formFileLimit` bytes is refused with `formTooLarge()`.
+ */
+export function uploadParts(
+  request: FastifyRequest,
+  fileLimit: number,
+  formFileLimit: number,
+  formTooLarge: () => AppError,
+): AsyncIterable<UploadPart> {
+  if (request.isMultipart()) return multipartParts(request, fileLimit);
+  const body = request.body as RawForm | undefined;
+  if (body && typeof body === "object" && parsedForms.has(body)) {
+    if (body.file && body.file.length > formFileLimit) throw formTooLarge();
+    return formParts(body);
+  }
+  throw new AppError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    "Send the upload as multipart/form-data (recommended) or application/x-www-form-urlencoded.",
+  );
+}

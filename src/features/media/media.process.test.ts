@@ -1,0 +1,171 @@
+import { mkdir, readdir, utimes, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.js";
+import {
+  type FerryProcess,
+  freePort,
+  runFerry,
+  spawnFerry,
+  waitForHttp,
+} from "../../../test/helpers/process.js";
+import { bytesOf, multipart, sha256 } from "./media.testkit.js";
+
+// A real `ferry serve`, killed with SIGKILL while a chunk is arriving, then restarted; then the
+// maintenance commands (`keys rotate`, `storage gc`) on the same data.
+let database: TestDatabase;
+let env: Record<string, string>;
+let base: string;
+let server: FerryProcess | undefined;
+let headers: Record<string, string>;
+const data = bytesOf(3 * 1024 * 1024, "crash");
+const half = 2 * 1024 * 1024;
+let mediaId: number;
+
+async function start(): Promise<void> {
+  server = spawnFerry(["serve"], env);
+  await waitForHttp(`${base}/healthz`, server);
+}
+
+async function stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (!server) return;
+  server.child.kill(signal);
+  await server.exited;
+  server = undefined;
+}
+
+async function api(
+  method: string,
+  path: string,
+  body?: { payload: Buffer; headers: Record<string, string> },
+) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body?.headers ?? {}) },
+    body: body ? new Uint8Array(body.payload) : undefined,
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, bytes, json: () => JSON.parse(bytes.toString()) };
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  env = {
+    ...database.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_BASE_URL: base,
+    FERRY_ENVIRONMENT: "live",
+  };
+  expect((await runFerry(["admin", "create-account", "--email", "crash@example.com"], env)).code).toBe(0);
+  const app = await runFerry(
+    ["admin", "create-app", "--email", "crash@example.com", "--name", "t", "--json"],
+    env,
+  );
+  const { api_key } = JSON.parse(app.stdout.trim().split("\n").pop()!);
+  await start();
+  const token = await fetch(`${base}/v1/auth/get_token/`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ api_key, email: "crash@example.com" }),
+  });
+  headers = { authorization: `JWT ${(await token.json()).token}` };
+});
+afterAll(async () => {
+  await stop("SIGKILL");
+  await database?.drop();
+});
+
+describe("a server killed while a chunk is written", () => {
+  it("keeps the media consistent, and re-sending the chunk completes it", async () => {
+    const req = await api("POST", "/v1/request/", {
+      payload: Buffer.from(JSON.stringify({ type: "push", is_draft: true })),
+      headers: { "content-type": "application/json" },
+    });
+    const requestId = req.json().id;
+    const first = await api(
+      "POST",
+      "/v1/media/",
+      multipart(
+        { request: requestId, name: "crash.bin", total_chunks: 2, current_chunk: 1 },
+        { data: data.subarray(0, half) },
+      ),
+    );
+    expect(first.status, first.bytes.toString()).toBe(201);
+    mediaId = first.json().id;
+
+    // Send the headers and half of chunk 2, then kill the server while it is receiving it.
+    const body = multipart({ current_chunk: 2 }, { data: data.subarray(half) });
+    const pending = new Promise<void>((resolve) => {
+      const req2 = httpRequest(`${base}/v1/media/${mediaId}`, {
+        method: "PUT",
+        headers: { ...headers, ...body.headers, "content-length": String(body.payload.length) },
+      });
+      req2.on("error", () => resolve());
+      req2.on("response", () => resolve());
+      req2.write(body.payload.subarray(0, body.payload.length / 2));
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await stop("SIGKILL");
+    await pending;
+
+    await start();
+    const info = await api("GET", `/v1/media/${mediaId}/`);
+    expect(info.json()).toMatchObject({
+      state: "uploading",
+      total_chunks: 2,
+      current_chunk: 1,
+      bytes: half,
+      sha256: null,
+    });
+    expect((await api("GET", `/v1/media/${mediaId}/download`)).status).toBe(409);
+
+    const resent = await api("PUT", `/v1/media/${mediaId}`, body);
+    expect(resent.status, resent.bytes.toString()).toBe(201);
+    expect(resent.json()).toMatchObject({
+      state: "available",
+      current_chunk: 2,
+      bytes: data.length,
+      sha256: sha256(data),
+    });
+    const got = await api("GET", `/v1/media/${mediaId}/download`);
+    expect(got.status).toBe(200);
+    expect(sha256(got.bytes)).toBe(sha256(data));
+  });
+});
+
+describe("maintenance commands", () => {
+  it("`keys rotate` re-wraps data keys without touching blobs, `storage gc` deletes orphan blobs", async () => {
+    await stop();
+    const blobDir = join(database.dataDir, "blobs", "media");
+    const before = await readdir(blobDir, { recursive: true });
+
+    const rotated = await runFerry(["keys", "rotate", "--json"], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const rotation = JSON.parse(rotated.stdout.trim().split("\n").pop()!);
+    expect(rotation).toMatchObject({ rotated: true, rewrapped_data_keys: 1 });
+    expect(await readdir(blobDir, { recursive: true })).toEqual(before);
+
+    await mkdir(join(blobDir, "zz"), { recursive: true });
+    const orphan = join(blobDir, "zz", "orphan.blob");
+    await writeFile(orphan, "not referenced");
+    const old = new Date(Date.now() - 48 * 3_600_000);
+    await utimes(orphan, old, old);
+    const gc = await runFerry(["storage", "gc", "--json"], env);
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(JSON.parse(gc.stdout.trim().split("\n").pop()!)).toEqual({
+      stale_uploads_removed: 0,
+      orphan_blobs_deleted: 1,
+      blobs_checked: 3,
+    });
+    expect((await readdir(blobDir, { recursive: true })).some((f) => f.includes("orphan"))).toBe(false);
+
+    await start();
+    const got = await api("GET", `/v1/media/${mediaId}/download`);
+    expect(got.status).toBe(200);
+    expect(sha256(got.bytes)).toBe(sha256(data));
+  });
+});

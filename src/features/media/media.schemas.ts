@@ -1,0 +1,83 @@
+import { Type } from "typebox";
+
+/** The Media object in responses (see media.presenter.ts). */
+export const MediaSchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [31] }),
+    request: Type.Integer({ description: "ID of the owning request.", examples: [12] }),
+    name: Type.String({ description: "Original file name (sanitised).", examples: ["contract.pdf"] }),
+    content_type: Type.String({ examples: ["application/pdf"] }),
+    bytes: Type.Integer({
+      description: "Plaintext size; while uploading, the bytes received so far.",
+      examples: [48213],
+    }),
+    extension: Type.String({ description: "Lower-case extension without the dot.", examples: ["pdf"] }),
+    total_chunks: Type.Integer({ examples: [1] }),
+    current_chunk: Type.Integer({ description: "Chunks received so far.", examples: [1] }),
+    file_checksum: Type.Union([Type.String(), Type.Null()], {
+      description: "MD5 hex of the content (for compatible clients); null while uploading.",
+      examples: ["9e107d9d372bb6826bd81d3542a419d6"],
+    }),
+    sha256: Type.Union([Type.String(), Type.Null()], {
+      description: "SHA-256 hex of the content; null while uploading.",
+      examples: ["d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"],
+    }),
+    state: Type.Union([Type.Literal("uploading"), Type.Literal("available"), Type.Literal("removed")]),
+    times_downloaded: Type.Integer({ examples: [0] }),
+    max_allowed_times_downloaded: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "Downloads allowed before the file is destroyed (1 for files of pull requests); null = unlimited.",
+      examples: [null],
+    }),
+    removed_at: Type.Union([Type.String(), Type.Null()], { examples: [null] }),
+    created: Type.String({ examples: ["2026-01-15T10:00:00.000000Z"] }),
+    updated: Type.String({ examples: ["2026-01-15T10:00:00.000000Z"] }),
+  },
+  { description: "A file attached to a request. The content comes from the download endpoint." },
+);
+
+/** Body of POST /v1/media/ (documentation; the service checks it, file parts are streamed). */
+export const MediaCreateBody = Type.Object({
+  request: Type.Integer({
+    description: "ID of the draft push request the file belongs to (a numeric string is accepted).",
+  }),
+  content_type: Type.String({ description: "Media type of the file, e.g. application/pdf.", maxLength: 255 }),
+  name: Type.String({
+    description: "File name with extension; path separators and control characters are removed.",
+    maxLength: 255,
+  }),
+  file: Type.String({
+    format: "binary",
+    description:
+      "The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).",
+  }),
+  total_chunks: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Number of chunks (default 1: a whole file)." }),
+  ),
+  current_chunk: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Which chunk `file` is, 1..total_chunks (default 1)." }),
+  ),
+});
+
+/** Body of PUT /v1/media/{id} (documentation). */
+export const MediaChunkBody = Type.Object({
+  file: Type.String({ format: "binary", description: "The chunk's bytes, at most 4 MiB (MAX_CHUNK_BYTES)." }),
+  current_chunk: Type.Integer({
+    minimum: 1,
+    description: "Which chunk this is, 1..total_chunks; re-sending a chunk replaces it.",
+  }),
+});
+
+/** Path parameter of media item routes. */
+export const MediaIdParams = Type.Object({
+  id: Type.String({ description: "Media id (integer).", examples: ["31"] }),
+});
+
+/** Query of GET /v1/media/. */
+export const MediaListQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "1-based page number." })),
+  page_size: Type.Optional(
+    Type.Integer({ minimum: 1, default: 10, description: "Items per page (max 100)." }),
+  ),
+  request: Type.Optional(Type.String({ description: "Only media of this request id.", examples: ["12"] })),
+});

@@ -1,0 +1,241 @@
+/**
+ * Stream plumbing of media: metering uploads (size limit, digests), encrypting a part into the
+ * blob store, and reading a media's plaintext (whole or a byte range) back across its parts.
+ */
+import { createHash, type Hash } from "node:crypto";
+import { pipeline, Readable, Transform, type TransformCallback } from "node:stream";
+import type { BlobStore } from "../../adapters/blob-store/blob-store.js";
+import { IntegrityError } from "../../crypto/integrity-error.js";
+import {
+  BLOB_HEADER_BYTES,
+  createDecryptStream,
+  createEncryptStream,
+  createRangeDecryptStream,
+  segmentSpan,
+} from "../../crypto/segment-aead.js";
+import type { MediaPartRow } from "./media.repository.js";
+
+/** Running SHA-256 and MD5 of a plaintext, in order. */
+export interface Digests {
+  sha256: Hash;
+  md5: Hash;
+}
+
+/** Fresh digests. */
+export function newDigests(): Digests {
+  return { sha256: createHash("sha256"), md5: createHash("md5") };
+}
+
+/**
+ * Counts the bytes flowing through, feeds them to `digests` (when given) and fails the stream
+ * with `onLimit()`'s error as soon as more than `limit` bytes have passed.
+ */
+export class UploadMeter extends Transform {
+  bytes = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly onLimit: () => Error,
+    private readonly digests: Digests | undefined,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) {
+      callback(this.onLimit());
+      return;
+    }
+    if (this.digests) {
+      this.digests.sha256.update(chunk);
+      this.digests.md5.update(chunk);
+    }
+    callback(null, chunk);
+  }
+}
+
+/** What storing one part produced. */
+export interface StoredPart {
+  key: string;
+  store: string;
+  /** The blob's 21-byte header, base64. */
+  header: string;
+  plainBytes: number;
+}
+
+/**
+ * Encrypts `source` as part `partIndex` under `dek` into blob `key`, metering it with `meter`.
+ * Rejects with the first error of the source, the meter (limit) or the store; the blob is then absent.
+ */
+export async function storeEncryptedPart(
+  store: BlobStore,
+  key: string,
+  dek: Buffer,
+  partIndex: number,
+  source: Readable,
+  meter: UploadMeter,
+): Promise<StoredPart> {
+  const encrypt = createEncryptStream(dek, partIndex);
+  let sourceError: Error | undefined;
+  const body = pipeline(source, meter, encrypt, (err) => {
+    if (err) sourceError = err;
+  });
+  try {
+    await store.put(key, body);
+  } catch (error) {
+    // The meter's limit error (or the client's abort) explains the failure better than the store's.
+    throw sourceError ?? error;
+  }
+  if (sourceError) {
+    await store.delete(key).catch(() => {});
+    throw sourceError;
+  }
+  return { key, store: store.kind, header: encrypt.header.toString("base64"), plainBytes: meter.bytes };
+}
+
+/** An inclusive plaintext byte range. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * The plaintext of a media, in order: every part decrypted and verified, or only `range`. Errors
+ * (IntegrityError for tampering, a missing blob, a blob of another store) surface as the stream's
+ * error; no unverified byte is ever emitted. Memory stays at a few segments whatever the size.
+ */
+export function readPlaintext(
+  store: BlobStore,
+  dek: Buffer,
+  parts: MediaPartRow[],
+  range?: ByteRange,
+): Readable {
+  return Readable.from(plaintextPieces(store, dek, parts, range), { objectMode: false });
+}
+
+async function* plaintextPieces(
+  store: BlobStore,
+  dek: Buffer,
+  parts: MediaPartRow[],
+  range: ByteRange | undefined,
+): AsyncGenerator<Buffer> {
+  let offset = 0;
+  for (const part of parts) {
+    const size = Number(part.plain_bytes);
+    const partStart = offset;
+    const partEnd = offset + size - 1;
+    offset += size;
+    let local: ByteRange | undefined;
+    if (range) {
+      if (size === 0 || partEnd < range.start || partStart > range.end) continue;
+      local = {
+        start: Math.max(range.start, partStart) - partStart,
+        end: Math.min(range.end, partEnd) - partStart,
+      };
+    } else if (size > 0) {
+      local = { start: 0, end: size - 1 };
+    }
+    if (part.blob_store !== store.kind) {
+      throw new Error(
+        `part ${part.part_index} of media ${part.media_id} was written by the ${part.blob_store} blob store, but this server uses ${store.kind}`,
+      );
+    }
+    const decrypted = await openPart(store, dek, part, size, local);
+    try {
+      for await (const piece of decrypted) yield piece as Buffer;
+    } finally {
+      decrypted.destroy();
+    }
+  }
+}
+
+async function openPart(
+  store: BlobStore,
+  dek: Buffer,
+  part: MediaPartRow,
+  size: number,
+  local: ByteRange | undefined,
+): Promise<Readable> {
+  const header = part.header ? Buffer.from(part.header, "base64") : await readHeader(store, part.blob_key);
+  if (!local) {
+    // An empty part: still fetch and verify the blob (header and one empty final segment).
+    const source = await store.get(part.blob_key);
+    return pipeline(source, createDecryptStream(dek, part.part_index, { expectedHeader: header }), noop);
+  }
+  const span = segmentSpan(local.start, local.end, size);
+  const source = await store.get(part.blob_key, { start: span.blobStart, end: span.blobEndInclusive });
+  return pipeline(source, createRangeDecryptStream(dek, part.part_index, header, span), noop);
+}
+
+async function readHeader(store: BlobStore, key: string): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  for await (const piece of await store.get(key, { start: 0, end: BLOB_HEADER_BYTES - 1 }))
+    pieces.push(piece as Buffer);
+  const header = Buffer.concat(pieces);
+  if (header.length !== BLOB_HEADER_BYTES)
+    throw new IntegrityError("encrypted blob is truncated (no header)");
+  return header;
+}
+
+function noop(): void {}
+
+/**
+ * Reads a stream's first piece before anything is sent, so a failure at the very start (a
+ * missing or tampered first segment) can still be answered with a JSON error. Resolves with a
+ * stream that replays that piece and continues; rejects with the source's error.
+ */
+export async function primeStream(source: Readable): Promise<Readable> {
+  const iterator = source[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  async function* replay(): AsyncGenerator<Buffer> {
+    try {
+      if (first.done) return;
+      yield first.value as Buffer;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield next.value as Buffer;
+      }
+    } finally {
+      await iterator.return?.();
+    }
+  }
+  return Readable.from(replay(), { objectMode: false });
+}
+
+/**
+ * Reads `source` into memory while it stays within `limit` bytes (a chunk whose part number is
+ * not known yet). Resolves `{ pieces }` at its end, or `{ pieces, rest }` once it grows past the
+ * limit, where `rest` streams the buffered pieces followed by the remainder of the source.
+ */
+export async function bufferUpTo(
+  source: Readable,
+  limit: number,
+): Promise<{ pieces: Buffer[]; rest?: Readable }> {
+  const iterator = source[Symbol.asyncIterator]();
+  const pieces: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return { pieces };
+    const piece = next.value as Buffer;
+    pieces.push(piece);
+    total += piece.length;
+    if (total > limit) {
+      async function* rest(): AsyncGenerator<Buffer> {
+        try {
+          yield* pieces.splice(0);
+          for (;;) {
+            const more = await iterator.next();
+            if (more.done) return;
+            yield more.value as Buffer;
+          }
+        } finally {
+          await iterator.return?.();
+        }
+      }
+      return { pieces: [], rest: Readable.from(rest(), { objectMode: false }) };
+    }
+  }
+}
