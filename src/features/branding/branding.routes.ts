@@ -1,0 +1,157 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Container } from "../../app/container.js";
+import { requireAuth } from "../../http/auth.js";
+import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
+import { type BrandingInput, MAX_CSS_BYTES, MAX_LOGO_BYTES } from "./branding.service.js";
+
+const BrandingBody = Type.Object({
+  css: Type.Optional(
+    Type.Union([Type.String({ maxLength: MAX_CSS_BYTES }), Type.Null()], {
+      description: "CSS text (at most 100 KB), served as a stylesheet after Ferry's default one.",
+      examples: [":root { --fy-accent: #7a1fa2; }"],
+    }),
+  ),
+  logo: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB). In multipart bodies, a file part.",
+    }),
+  ),
+  recipient_host: Type.Optional(
+    Type.Union([Type.String({ maxLength: 253 }), Type.Null()], {
+      description: "Custom host name whose /r/<identifier>/ pages serve only this account's requests.",
+      examples: ["files.example.com"],
+    }),
+  ),
+});
+
+const BrandingResponse = Type.Object(
+  {
+    css: Type.String(),
+    css_bytes: Type.Integer(),
+    logo: Type.Union([
+      Type.Object({ content_type: Type.String(), bytes: Type.Integer(), sha256: Type.String() }),
+      Type.Null(),
+    ]),
+    recipient_host: Type.Union([Type.String(), Type.Null()]),
+    updated: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    examples: [
+      {
+        css: ":root { --fy-accent: #7a1fa2; }",
+        css_bytes: 32,
+        logo: { content_type: "image/png", bytes: 2048, sha256: "9f86d081884c7d65..." },
+        recipient_host: "files.example.com",
+        updated: "2026-01-15T10:00:00.000000Z",
+      },
+    ],
+  },
+);
+
+function decodeLogo(raw: unknown): Buffer | null {
+  if (raw === null || raw === undefined || raw === "") return null;
+  if (Buffer.isBuffer(raw)) return raw;
+  if (typeof raw !== "string")
+    throw ValidationError.field("logo", "Send the logo as base64, a data URL or a file part.");
+  const data = raw.replace(/^data:[^,]*;base64,/i, "").replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(data))
+    throw ValidationError.field("logo", "The logo is not valid base64.");
+  return Buffer.from(data, data.includes("-") || data.includes("_") ? "base64url" : "base64");
+}
+
+async function readBrandingBody(request: FastifyRequest): Promise<BrandingInput> {
+  const fields: Record<string, unknown> = {};
+  if (request.isMultipart()) {
+    try {
+      for await (const part of request.parts({
+        limits: { fileSize: MAX_LOGO_BYTES + 1, fieldSize: MAX_CSS_BYTES + 1 },
+      })) {
+        if (part.type === "file") {
+          const bytes = await part.toBuffer();
+          fields[part.fieldname] = part.fieldname === "css" ? bytes.toString("utf8") : bytes;
+        } else fields[part.fieldname] = part.value;
+      }
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (/LIMIT|TOO_LARGE/.test(code))
+        throw new AppError("PAYLOAD_TOO_LARGE", "The stylesheet or logo is too large.");
+      throw new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
+    }
+  } else if (request.body && typeof request.body === "object") Object.assign(fields, request.body);
+  const css = fields.css;
+  if (css !== undefined && css !== null && typeof css !== "string")
+    throw ValidationError.field("css", "Must be a string.");
+  return {
+    css: css as string | null | undefined,
+    logo: decodeLogo(fields.logo),
+    recipient_host: (fields.recipient_host as string | null | undefined) || null,
+  };
+}
+
+/** GET/PUT/DELETE /v1/branding/: the account's white-label stylesheet, logo and recipient host. */
+export async function brandingRoutes(
+  app: FastifyInstance,
+  { container }: { container: Container },
+): Promise<void> {
+  const { branding } = container;
+
+  app.get(
+    "/v1/branding/",
+    {
+      config: { scope: "branding" },
+      schema: {
+        tags: ["branding"],
+        summary: "The account's white-label settings for recipient pages (Ferry extension)",
+        security: jwtSecurity,
+        response: { 200: BrandingResponse, ...authErrors, ...errorResponses(404) },
+      },
+    },
+    async (request) => branding.get(requireAuth(request).accountId),
+  );
+
+  app.put(
+    "/v1/branding/",
+    {
+      config: { scope: "branding" },
+      bodyLimit: 2 * 1024 * 1024,
+      // JSON, form and multipart bodies: the service checks the fields.
+      validatorCompiler: () => () => true,
+      schema: {
+        tags: ["branding"],
+        summary: "Replace the white-label stylesheet, logo and custom recipient host name (Ferry extension)",
+        description:
+          "JSON (`logo` as base64 or a data URL) or multipart/form-data (`css` field or file, `logo` file). Fields left out are cleared.",
+        consumes: ["application/json", "multipart/form-data"],
+        security: jwtSecurity,
+        body: BrandingBody,
+        response: { 200: BrandingResponse, ...authErrors, ...errorResponses(400, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const input = await readBrandingBody(request);
+      return branding.put(auth.accountId, input, { applicationId: auth.applicationId });
+    },
+  );
+
+  app.delete(
+    "/v1/branding/",
+    {
+      config: { scope: "branding" },
+      schema: {
+        tags: ["branding"],
+        summary: "Remove the account's branding (pages return to Ferry's default look)",
+        security: jwtSecurity,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      await branding.remove(auth.accountId, { applicationId: auth.applicationId });
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,184 @@
+import type { Config } from "../../config/config.js";
+import { sha256Hex } from "../../crypto/hashing.js";
+import type { Database } from "../../db/database.js";
+import type { Clock } from "../../shared/clock.js";
+import { AppError, notFound, ValidationError } from "../../shared/errors.js";
+import { toTimestamp } from "../../shared/time.js";
+import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import {
+  type BrandingRow,
+  deleteBranding,
+  findBranding,
+  findBrandingByHost,
+  upsertBranding,
+} from "./branding.repository.js";
+
+/** Largest white-label stylesheet, in bytes of UTF-8 (issue 7: 100 KB). */
+export const MAX_CSS_BYTES = 100 * 1024;
+/** Largest logo image, in bytes. */
+export const MAX_LOGO_BYTES = 512 * 1024;
+
+/** What PUT /v1/branding/ sets; every field replaces the stored one (undefined clears it). */
+export interface BrandingInput {
+  css?: string | null | undefined;
+  logo?: Buffer | null | undefined;
+  recipient_host?: string | null | undefined;
+}
+
+/** Branding as the API shows it (the CSS text, logo metadata, host). */
+export interface BrandingView {
+  css: string;
+  css_bytes: number;
+  logo: { content_type: string; bytes: number; sha256: string } | null;
+  recipient_host: string | null;
+  updated: string | null;
+}
+
+/** Who changes branding, for the audit entry. */
+export interface BrandingCaller {
+  applicationId: number;
+}
+
+/** Sniffs PNG, JPEG, GIF or WebP by magic bytes; undefined for anything else (SVG is refused). */
+export function sniffLogoType(bytes: Buffer): string | undefined {
+  if (
+    bytes.length >= 8 &&
+    bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+  )
+    return "image/png";
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
+  if (bytes.length >= 6 && /^GIF8[79]a$/.test(bytes.subarray(0, 6).toString("latin1"))) return "image/gif";
+  if (
+    bytes.length >= 12 &&
+    bytes.subarray(0, 4).toString("latin1") === "RIFF" &&
+    bytes.subarray(8, 12).toString("latin1") === "WEBP"
+  )
+    return "image/webp";
+  return undefined;
+}
+
+const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+
+/**
+ * White-label settings of recipient pages (issue 7 item 7): an account's stylesheet (served as a
+ * stylesheet from Ferry's origin, after the default one), its logo, and a custom recipient host name.
+ */
+export class BrandingService {
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  /** The stored branding row, or undefined. */
+  find(accountId: number): Promise<BrandingRow | undefined> {
+    return findBranding(this.database.db, accountId);
+  }
+
+  /** The account whose branding claims `host` (lower case, no port), or undefined. */
+  async accountForHost(host: string): Promise<number | undefined> {
+    return (await findBrandingByHost(this.database.db, host))?.account_id;
+  }
+
+  /** Branding for GET /v1/branding/; 404 when the account has none. */
+  async get(accountId: number): Promise<BrandingView> {
+    const row = await this.find(accountId);
+    if (!row) throw notFound("Branding");
+    return presentBranding(row);
+  }
+
+  /**
+   * Replaces the account's branding. Throws ValidationError (400) for CSS over 100 KB or with NUL
+   * characters, a logo that is not PNG/JPEG/GIF/WebP or over 512 KB, or an invalid host name;
+   * CONFLICT (409) when another account holds the host name.
+   */
+  async put(accountId: number, input: BrandingInput, caller: BrandingCaller): Promise<BrandingView> {
+    const errors: Record<string, string[]> = {};
+    const css = input.css ?? "";
+    if (typeof css !== "string") errors.css = ["Must be a string of CSS."];
+    else if (Buffer.byteLength(css, "utf8") > MAX_CSS_BYTES)
+      errors.css = [`Ensure the stylesheet has no more than ${MAX_CSS_BYTES} bytes.`];
+    else if (css.includes("\u0000")) errors.css = ["The stylesheet may not contain NUL characters."];
+    let logoType: string | undefined;
+    if (input.logo) {
+      if (input.logo.length > MAX_LOGO_BYTES)
+        errors.logo = [`The logo is larger than ${MAX_LOGO_BYTES / 1024} KB.`];
+      else {
+        logoType = sniffLogoType(input.logo);
+        if (!logoType) errors.logo = ["Upload a PNG, JPEG, GIF or WebP image."];
+      }
+    }
+    let host: string | null = null;
+    if (input.recipient_host) {
+      host = String(input.recipient_host).trim().toLowerCase().replace(/\.$/, "");
+      if (!HOST_PATTERN.test(host))
+        errors.recipient_host = ["Enter a valid host name, e.g. files.example.com."];
+      else if (host === new URL(this.config.publicBaseUrl).hostname)
+        errors.recipient_host = ["This is the deployment's own host name."];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const now = toTimestamp(this.clock.now());
+    return this.database.db.transaction().execute(async (trx) => {
+      if (host) {
+        const holder = await findBrandingByHost(trx, host);
+        if (holder && holder.account_id !== accountId)
+          throw new AppError("CONFLICT", "This recipient host name is used by another account.");
+      }
+      const existing = await findBranding(trx, accountId);
+      const row: BrandingRow = {
+        account_id: accountId,
+        css,
+        css_hash: sha256Hex(css),
+        logo_base64: input.logo ? input.logo.toString("base64") : null,
+        logo_content_type: logoType ?? null,
+        logo_hash: input.logo ? sha256Hex(input.logo) : null,
+        recipient_host: host,
+        created: existing?.created ?? now,
+        updated: now,
+      };
+      await upsertBranding(trx, row);
+      await this.audit.write(trx, {
+        accountId,
+        code: existing ? AuditCode.ENTITY_UPDATED : AuditCode.ENTITY_CREATED,
+        apiKeyId: caller.applicationId,
+        relatedModel: "branding",
+        relationKey: accountId,
+        value: `css ${Buffer.byteLength(css, "utf8")} bytes, logo ${input.logo ? input.logo.length : 0} bytes, host ${host ?? "-"}`,
+      });
+      return presentBranding(row);
+    });
+  }
+
+  /** Removes the account's branding; 404 when it has none. */
+  async remove(accountId: number, caller: BrandingCaller): Promise<void> {
+    await this.database.db.transaction().execute(async (trx) => {
+      if (!(await deleteBranding(trx, accountId))) throw notFound("Branding");
+      await this.audit.write(trx, {
+        accountId,
+        code: AuditCode.ENTITY_DELETED,
+        apiKeyId: caller.applicationId,
+        relatedModel: "branding",
+        relationKey: accountId,
+      });
+    });
+  }
+}
+
+/** Allow-listed API view of a branding row. */
+export function presentBranding(row: BrandingRow): BrandingView {
+  return {
+    css: row.css,
+    css_bytes: Buffer.byteLength(row.css, "utf8"),
+    logo:
+      row.logo_base64 && row.logo_content_type && row.logo_hash
+        ? {
+            content_type: row.logo_content_type,
+            bytes: Buffer.from(row.logo_base64, "base64").length,
+            sha256: row.logo_hash,
+          }
+        : null,
+    recipient_host: row.recipient_host,
+    updated: row.updated,
+  };
+}

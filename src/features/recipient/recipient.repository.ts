@@ -1,0 +1,132 @@
+import type { Selectable } from "kysely";
+import type { Executor } from "../../db/database.js";
+import type { RecipientTfaCodesTable, RequestersTable, RequestsTable } from "../../db/schema.js";
+
+/** A request row as the recipient pages read it. */
+export type RecipientRequestRow = Selectable<RequestsTable>;
+/** A requester row. */
+export type RequesterRow = Selectable<RequestersTable>;
+/** A two-factor code row. */
+export type TfaCodeRow = Selectable<RecipientTfaCodesTable>;
+
+/** The request with this public identifier (any state, any account), or undefined. */
+export async function findRequestByIdentifier(
+  ex: Executor,
+  identifier: string,
+): Promise<RecipientRequestRow | undefined> {
+  return ex.selectFrom("requests").selectAll().where("identifier", "=", identifier).executeTakeFirst();
+}
+
+/** The requester of an account, or undefined (deleted requesters fall back to the owner's profile). */
+export async function findRequester(
+  ex: Executor,
+  accountId: number,
+  requesterId: number,
+): Promise<RequesterRow | undefined> {
+  return ex
+    .selectFrom("requesters")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", requesterId)
+    .executeTakeFirst();
+}
+
+/** The owner's public profile (name, email) shown when a request names no requester. */
+export async function findAccountProfile(
+  ex: Executor,
+  accountId: number,
+): Promise<{ id: number; name: string; email: string } | undefined> {
+  return ex
+    .selectFrom("accounts")
+    .select(["id", "name", "email"])
+    .where("id", "=", accountId)
+    .executeTakeFirst();
+}
+
+/** Stores a new two-factor code hash and counts the send on the request (`tfa_times_sent`). */
+export async function insertTfaCode(
+  ex: Executor,
+  values: { requestId: number; codeHash: string; expiresAt: string; created: string },
+): Promise<number> {
+  const row = await ex
+    .insertInto("recipient_tfa_codes")
+    .values({
+      request_id: values.requestId,
+      code_hash: values.codeHash,
+      attempts: 0,
+      expires_at: values.expiresAt,
+      consumed_at: null,
+      created: values.created,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  await ex
+    .updateTable("requests")
+    .set((eb) => ({ tfa_times_sent: eb("tfa_times_sent", "+", 1) }))
+    .where("id", "=", values.requestId)
+    .execute();
+  return row.id;
+}
+
+/** The newest code sent for a request, or undefined. */
+export async function latestTfaCode(ex: Executor, requestId: number): Promise<TfaCodeRow | undefined> {
+  return ex
+    .selectFrom("recipient_tfa_codes")
+    .selectAll()
+    .where("request_id", "=", requestId)
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Codes sent for a request since `since` (timestamp), and the oldest of them (for Retry-After). */
+export async function tfaSendsSince(
+  ex: Executor,
+  requestId: number,
+  since: string,
+): Promise<{ count: number; oldest: string | null }> {
+  const row = await ex
+    .selectFrom("recipient_tfa_codes")
+    .select((eb) => [eb.fn.countAll<number>().as("count"), eb.fn.min("created").as("oldest")])
+    .where("request_id", "=", requestId)
+    .where("created", ">", since)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), oldest: (row.oldest as string | null) ?? null };
+}
+
+/**
+ * Counts one wrong entry against a code, only while it is below `max` (atomic: two racing
+ * requests cannot both get the last attempt). Returns the attempts after the update, or undefined
+ * when the code was already locked.
+ */
+export async function recordWrongAttempt(
+  ex: Executor,
+  codeId: number,
+  max: number,
+): Promise<number | undefined> {
+  const row = await ex
+    .updateTable("recipient_tfa_codes")
+    .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+    .where("id", "=", codeId)
+    .where("attempts", "<", max)
+    .returning("attempts")
+    .executeTakeFirst();
+  return row?.attempts;
+}
+
+/** Marks a code used; false when another request consumed it first. */
+export async function consumeTfaCode(
+  ex: Executor,
+  codeId: number,
+  at: string,
+  max: number,
+): Promise<boolean> {
+  const res = await ex
+    .updateTable("recipient_tfa_codes")
+    .set({ consumed_at: at })
+    .where("id", "=", codeId)
+    .where("consumed_at", "is", null)
+    .where("attempts", "<", max)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}

@@ -1,0 +1,298 @@
+import type { Readable } from "node:stream";
+import type { Selectable } from "kysely";
+import type { Config } from "../../config/config.js";
+import type { Database } from "../../db/database.js";
+import type { MediaTable } from "../../db/schema.js";
+import type { Clock } from "../../shared/clock.js";
+import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import type { BrandingRow } from "../branding/branding.repository.js";
+import type { BrandingService } from "../branding/branding.service.js";
+import {
+  acceptsUploads,
+  allowedExtensions,
+  type FileView,
+  formatBytes,
+  isExpired,
+  presentOwnerCard,
+  presentRequesterCard,
+  type RequesterCardView,
+} from "./recipient.presenter.js";
+import {
+  findAccountProfile,
+  findRequestByIdentifier,
+  findRequester,
+  type RecipientRequestRow,
+} from "./recipient.repository.js";
+import { TwoFactorService } from "./two-factor.service.js";
+import type { PageChrome, UploadRules } from "./views/pages.js";
+
+/** A media row as the media service returns it. */
+export type MediaRow = Selectable<MediaTable>;
+
+/** Who calls a recipient page (for audit entries; never the identifier whole). */
+export interface PageCaller {
+  ip: string;
+  method: string;
+  path: string;
+  contentType?: string | undefined;
+}
+
+/** One piece of an upload body, in arrival order (the media service's UploadPart). */
+export type UploadPiece =
+  | { kind: "field"; name: string; value: string }
+  | {
+      kind: "file";
+      field: string;
+      stream: Readable;
+      filename?: string | undefined;
+      mimetype?: string | undefined;
+    };
+
+/** A download the route streams: status, headers, body, and settle(complete) when the response ends. */
+export interface RecipientDownload {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+  settle(complete: boolean): Promise<void>;
+}
+
+/**
+ * What the recipient pages need from the media feature (issue 4). Uploads and downloads go through
+ * its service so encryption, limits and audit (ABA-0010, ABB-0010) stay in one place.
+ */
+export interface RecipientMediaPort {
+  /** Every media row of a request (any state), in upload order. */
+  listRequestMedia(requestId: number): Promise<MediaRow[]>;
+  /** Part numbers (1-based) of a media already stored, so an upload resumes with the missing ones. */
+  receivedChunks(mediaId: number): Promise<number[]>;
+  /** First chunk (or whole file) of a recipient upload into open pull request `requestId`; returns the media id. */
+  createUpload(requestId: number, parts: AsyncIterable<UploadPiece>, caller: PageCaller): Promise<number>;
+  /** A further chunk of one of the recipient's uploads (replaces an earlier copy). */
+  putChunk(
+    requestId: number,
+    mediaId: number,
+    parts: AsyncIterable<UploadPiece>,
+    caller: PageCaller,
+  ): Promise<void>;
+  /** Opens a push file for download (ABB-0010 on settle). Throws AppError 404/409/410 before any byte. */
+  openDownload(
+    requestId: number,
+    mediaId: number,
+    range: string | undefined,
+    caller: PageCaller,
+  ): Promise<RecipientDownload>;
+}
+
+/** Completes a pull request (issue 6 lifecycle): sets complete, receiver_message, emits request_complete. */
+export type CompletePull = (
+  accountId: number,
+  requestId: number,
+  options: { receiverMessage: string | null },
+) => Promise<unknown>;
+
+/** A resolved recipient link: the request, its owner and the owner's branding. */
+export interface RecipientContext {
+  request: RecipientRequestRow;
+  account: { id: number; name: string; email: string };
+  branding: BrandingRow | undefined;
+}
+
+/** What GET /r/<identifier>/ shows. */
+export type PageKind = "expired" | "tfa" | "push" | "pull" | "completed";
+
+/** Identifiers are URL-safe random strings; anything else is answered 404 without a lookup. */
+const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+
+/** Dependencies of RecipientService. */
+export interface RecipientDeps {
+  database: Database;
+  config: Config;
+  clock: Clock;
+  audit: AuditWriter;
+  branding: BrandingService;
+  media: () => RecipientMediaPort | undefined;
+  completePull: () => CompletePull | undefined;
+}
+
+/**
+ * The recipient side of requests (spec: recipient page, completed page, requester display rules;
+ * DESIGN §4): resolves links, decides which page to show, and lists files. Two-factor lives in
+ * TwoFactorService; uploads and downloads go through the media port.
+ */
+export class RecipientService {
+  constructor(private readonly deps: RecipientDeps) {}
+
+  /**
+   * The request behind a link, or undefined for unknown, deleted, draft and foreign identifiers
+   * alike. On an account's custom recipient host only that account's requests resolve.
+   */
+  async resolve(identifier: string, host: string): Promise<RecipientContext | undefined> {
+    if (!IDENTIFIER_PATTERN.test(identifier)) return undefined;
+    const db = this.deps.database.db;
+    const request = await findRequestByIdentifier(db, identifier);
+    if (!request || request.is_draft === 1) return undefined;
+    const hostAccount = await this.hostAccount(host);
+    if (hostAccount !== undefined && hostAccount !== request.account_id) return undefined;
+    const account = await findAccountProfile(db, request.account_id);
+    if (!account) return undefined;
+    const branding = await this.deps.branding.find(account.id);
+    return { request, account, branding };
+  }
+
+  /** The account that owns a custom recipient host, undefined for Ferry's own host (or unknown hosts). */
+  async hostAccount(host: string): Promise<number | undefined> {
+    const name = host.toLowerCase().replace(/:\d+$/, "");
+    if (name === new URL(this.deps.config.publicBaseUrl).hostname) return undefined;
+    return this.deps.branding.accountForHost(name);
+  }
+
+  /** Branding and sandbox marker of a page (default look when there is no context). */
+  chrome(ctx: RecipientContext | undefined, hostBranding?: BrandingRow): PageChrome {
+    const branding = ctx?.branding ?? hostBranding;
+    const base = ctx ? `/r/${encodeURIComponent(ctx.request.identifier)}/` : undefined;
+    return {
+      sandbox: this.deps.config.isSandbox,
+      brandName: ctx?.account.name.trim() || "Ferry",
+      brandCssHref:
+        base && branding?.css ? `${base}brand.css?v=${branding.css_hash.slice(0, 12)}` : undefined,
+      logoHref: base && branding?.logo_hash ? `${base}logo?v=${branding.logo_hash.slice(0, 12)}` : undefined,
+    };
+  }
+
+  /** Which page a link shows now, given whether the browser holds a valid two-factor session. */
+  pageKind(ctx: RecipientContext, hasSession: boolean): PageKind {
+    const { request } = ctx;
+    const now = this.deps.clock.now();
+    if (request.type === "pull" && request.complete === 1 && request.is_expired === 0) {
+      return TwoFactorService.required(request) && !hasSession ? "tfa" : "completed";
+    }
+    if (isExpired(request, now) || request.complete === 1) return "expired";
+    if (TwoFactorService.required(request) && !hasSession) return "tfa";
+    return request.type === "push" ? "push" : "pull";
+  }
+
+  /** The card of the request page: the requester, or the owner's profile when none is named. */
+  async card(ctx: RecipientContext): Promise<RequesterCardView> {
+    return (await this.requesterCard(ctx)) ?? presentOwnerCard(ctx.account);
+  }
+
+  /** The named requester's card with details (completed page), or null when none is named. */
+  async requesterCard(ctx: RecipientContext): Promise<RequesterCardView | null> {
+    const { request } = ctx;
+    if (!request.requester_id) return null;
+    const row = await findRequester(this.deps.database.db, request.account_id, request.requester_id);
+    if (!row) return null;
+    return presentRequesterCard(row, `/r/${encodeURIComponent(request.identifier)}/avatar`);
+  }
+
+  /** The requester's picture as bytes and type, or undefined. */
+  async avatar(ctx: RecipientContext): Promise<{ type: string; bytes: Buffer } | undefined> {
+    const { request } = ctx;
+    if (!request.requester_id) return undefined;
+    const row = await findRequester(this.deps.database.db, request.account_id, request.requester_id);
+    const match = /^data:(image\/(?:png|jpeg|webp));base64,(.+)$/s.exec(row?.avatar ?? "");
+    if (!match) return undefined;
+    return { type: match[1]!, bytes: Buffer.from(match[2]!, "base64") };
+  }
+
+  /** The files a push page offers (available media), or a pull page shows as received. */
+  async files(ctx: RecipientContext): Promise<FileView[]> {
+    const media = this.media();
+    const rows = await media.listRequestMedia(ctx.request.id);
+    const wanted = ctx.request.type === "push" ? "owner" : "recipient";
+    return rows
+      .filter((m) => m.state === "available" && m.uploaded_by === wanted)
+      .map((m) => ({
+        id: m.id,
+        name: m.name,
+        bytes: Number(m.bytes),
+        sizeLabel: formatBytes(Number(m.bytes)),
+        contentType: m.content_type,
+        extension: m.extension,
+      }));
+  }
+
+  /** Upload rules of a pull request: allowed extensions, per-file limit, chunk size. */
+  uploadRules(ctx: RecipientContext): UploadRules {
+    const { config } = this.deps;
+    const deployment = config.MAX_FILE_BYTES;
+    const own = ctx.request.max_file_bytes ? Number(ctx.request.max_file_bytes) : undefined;
+    const maxFileBytes = own ? Math.min(own, deployment) : deployment;
+    return {
+      extensions: allowedExtensions(ctx.request),
+      maxFileBytes,
+      maxFileLabel: formatBytes(maxFileBytes),
+      chunkBytes: Math.min(config.MAX_CHUNK_BYTES, 4 * 1024 * 1024),
+    };
+  }
+
+  /** True when a pull request still accepts files. */
+  acceptsUploads(ctx: RecipientContext): boolean {
+    return acceptsUploads(ctx.request, this.deps.clock.now());
+  }
+
+  /** The media port; throws when the media feature is not wired. */
+  media(): RecipientMediaPort {
+    const media = this.deps.media();
+    if (!media) throw new Error("recipient pages need the media service");
+    return media;
+  }
+
+  /**
+   * Submits a pull request: refuses (returns a message) while an upload is incomplete, then
+   * completes it through the lifecycle service (request_complete callback).
+   */
+  async submit(
+    ctx: RecipientContext,
+    receiverMessage: string,
+  ): Promise<{ ok: true } | { ok: false; error: string }> {
+    if (!this.acceptsUploads(ctx)) return { ok: false, error: "This request no longer accepts files." };
+    const rows = await this.media().listRequestMedia(ctx.request.id);
+    if (rows.some((m) => m.uploaded_by === "recipient" && m.state === "uploading"))
+      return {
+        ok: false,
+        error: "Some files are still uploading. Wait until every upload is complete, then submit.",
+      };
+    const complete = this.deps.completePull();
+    if (!complete) throw new Error("recipient pages need the lifecycle service");
+    const message = receiverMessage.trim();
+    await complete(ctx.account.id, ctx.request.id, {
+      receiverMessage: message === "" ? null : message.slice(0, 10_000),
+    });
+    return { ok: true };
+  }
+
+  /**
+   * AAA-0011 for one recipient page call (page, form, download or upload call) and, when the files
+   * page was shown, ABB-0020, in one transaction (one chain-head lock instead of two).
+   */
+  async recordCall(
+    ctx: RecipientContext,
+    caller: PageCaller,
+    status: number,
+    pageLoaded: boolean,
+  ): Promise<void> {
+    const base = {
+      accountId: ctx.account.id,
+      relatedModel: "request",
+      relationKey: ctx.request.id,
+      from: caller.ip,
+      method: caller.method,
+      path: caller.path,
+    };
+    await this.deps.database.db.transaction().execute(async (trx) => {
+      await this.deps.audit.write(trx, {
+        ...base,
+        code: AuditCode.PAGE_CALL,
+        contentType: caller.contentType ?? "",
+        value: String(status),
+      });
+      if (pageLoaded)
+        await this.deps.audit.write(trx, {
+          ...base,
+          code: AuditCode.FILES_PAGE_LOADED,
+          value: ctx.request.type,
+        });
+    });
+  }
+}

@@ -1,0 +1,53 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { assetUrls } from "./layout.js";
+
+/** One first-party static asset, kept in memory. */
+export interface WebAsset {
+  body: Buffer;
+  /** gzip of body, sent when the client accepts it. */
+  gzip: Buffer;
+  contentType: string;
+  etag: string;
+}
+
+const webDir = import.meta.dirname;
+
+/** Paths of the client entry and the default stylesheet (sources, in the repository). */
+export const assetSources = {
+  clientEntry: resolve(webDir, "client/recipient.ts"),
+  stylesheet: resolve(webDir, "static/recipient.css"),
+};
+
+function toAsset(body: Buffer, contentType: string): WebAsset {
+  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+  return { body, gzip: gzipSync(body, { level: 9 }), contentType, etag };
+}
+
+/**
+ * Bundles the client script with esbuild (ES2020, minified, no source in pages) and reads the default
+ * stylesheet; returns them by URL path. Runs once at server start, in memory: nothing is written, so
+ * concurrent servers never race on a build directory. `scripts/build-web.ts` writes the same output to
+ * src/web/static/build/ for inspection.
+ */
+export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
+  const result = await build({
+    entryPoints: [assetSources.clientEntry],
+    bundle: true,
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    write: false,
+    legalComments: "none",
+    logLevel: "silent",
+  });
+  const js = result.outputFiles[0];
+  if (!js) throw new Error("esbuild produced no output for the recipient client script");
+  const assets = new Map<string, WebAsset>();
+  assets.set(assetUrls.js, toAsset(Buffer.from(js.contents), "text/javascript; charset=utf-8"));
+  assets.set(assetUrls.css, toAsset(readFileSync(assetSources.stylesheet), "text/css; charset=utf-8"));
+  return assets;
+}

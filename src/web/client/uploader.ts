@@ -1,0 +1,415 @@
+/**
+ * The pull page's resumable uploader: files go in chunks (at most 4 MiB) through the recipient
+ * upload endpoints. Resume = ask the server which chunks it holds, then send the missing ones; a
+ * network drop retries with backoff, a reload finds the upload again by the file's fingerprint.
+ */
+
+import {
+  describeError,
+  errorText,
+  formatBytes,
+  HttpError,
+  refusal,
+  type ServerUpload,
+  type UploaderOptions,
+} from "./upload-rules.js";
+
+type Status = "queued" | "uploading" | "paused" | "retrying" | "done" | "error";
+
+interface Item {
+  file: File;
+  key: string;
+  totalChunks: number;
+  mediaId: number | undefined;
+  received: Set<number>;
+  /** Bytes of the chunk in flight already sent. */
+  inFlight: number;
+  status: Status;
+  message: string;
+  row: HTMLLIElement;
+  bar: HTMLProgressElement;
+  text: HTMLElement;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  cls?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Wires the uploader to the pull page's elements. */
+export class Uploader {
+  private readonly items: Item[] = [];
+  private paused = false;
+  private running = false;
+  private current: XMLHttpRequest | undefined;
+  private wakeRetry: (() => void) | undefined;
+  private readonly base: string;
+  private readonly storageKey: string;
+
+  constructor(
+    private readonly options: UploaderOptions,
+    private readonly ui: {
+      input: HTMLInputElement;
+      dropzone: HTMLElement;
+      list: HTMLUListElement;
+      received: HTMLUListElement;
+      receivedHeading: HTMLElement;
+      overall: HTMLElement;
+      overallBar: HTMLProgressElement;
+      overallText: HTMLElement;
+      pause: HTMLButtonElement;
+      resume: HTMLButtonElement;
+      status: HTMLElement;
+      form: HTMLFormElement;
+      submit: HTMLButtonElement;
+      submitHint: HTMLElement;
+    },
+  ) {
+    this.base = `/r/${encodeURIComponent(options.identifier)}/uploads`;
+    this.storageKey = `ferry-uploads:${options.identifier}`;
+    ui.input.addEventListener("change", () => {
+      this.add(Array.from(ui.input.files ?? []));
+      ui.input.value = "";
+    });
+    ui.dropzone.addEventListener("dragover", (e) => {
+      e.preventDefault();
+      ui.dropzone.classList.add("fy-dragover");
+    });
+    ui.dropzone.addEventListener("dragleave", () => ui.dropzone.classList.remove("fy-dragover"));
+    ui.dropzone.addEventListener("drop", (e) => {
+      e.preventDefault();
+      ui.dropzone.classList.remove("fy-dragover");
+      this.add(Array.from(e.dataTransfer?.files ?? []));
+    });
+    ui.pause.addEventListener("click", () => this.setPaused(true));
+    ui.resume.addEventListener("click", () => this.setPaused(false));
+    ui.form.addEventListener("submit", (e) => {
+      if (this.busy()) {
+        e.preventDefault();
+        this.announce("Wait until every upload is complete, then submit.");
+      }
+    });
+    window.addEventListener("online", () => this.wakeRetry?.());
+  }
+
+  private busy(): boolean {
+    return this.items.some((i) => i.status !== "done" && i.status !== "error");
+  }
+
+  private announce(message: string): void {
+    this.ui.status.textContent = message;
+  }
+
+  /** Adds files: refused ones are listed with the reason, the others queued. */
+  add(files: File[]): void {
+    for (const file of files) {
+      const reason = refusal(file, this.options);
+      const item = this.render(file);
+      if (reason) {
+        item.status = "error";
+        item.message = `${file.name} is ${reason}.`;
+        this.paint(item);
+        this.announce(item.message);
+        continue;
+      }
+      this.items.push(item);
+    }
+    this.refresh();
+    void this.run();
+  }
+
+  private render(file: File): Item {
+    const row = el("li", "fy-file");
+    const info = el("div", "fy-file-info");
+    info.append(el("p", "fy-file-name", file.name));
+    const text = el("p", "fy-muted", formatBytes(file.size));
+    const bar = el("progress", "fy-progress");
+    bar.max = 100;
+    bar.value = 0;
+    bar.setAttribute("aria-label", `Upload progress of ${file.name}`);
+    info.append(bar, text);
+    row.append(info);
+    this.ui.list.append(row);
+    return {
+      file,
+      key: `${file.name}|${file.size}|${file.lastModified}`,
+      totalChunks: Math.max(1, Math.ceil(file.size / this.options.chunkBytes)),
+      mediaId: undefined,
+      received: new Set(),
+      inFlight: 0,
+      status: "queued",
+      message: "",
+      row,
+      bar,
+      text,
+    };
+  }
+
+  private sentBytes(item: Item): number {
+    let bytes = 0;
+    for (const n of item.received) bytes += this.chunkSize(item, n);
+    return Math.min(item.file.size, bytes + item.inFlight);
+  }
+
+  private chunkSize(item: Item, n: number): number {
+    const start = (n - 1) * this.options.chunkBytes;
+    return Math.max(0, Math.min(this.options.chunkBytes, item.file.size - start));
+  }
+
+  private paint(item: Item): void {
+    const pct =
+      item.status === "done"
+        ? 100
+        : item.file.size === 0
+          ? 0
+          : Math.floor((this.sentBytes(item) / item.file.size) * 100);
+    item.bar.value = pct;
+    const label: Record<Status, string> = {
+      queued: "Waiting",
+      uploading: `Uploading ${pct}%`,
+      paused: `Paused at ${pct}%`,
+      retrying: `Connection lost at ${pct}%: retrying`,
+      done: "Uploaded",
+      error: "Not uploaded",
+    };
+    item.text.textContent = `${formatBytes(item.file.size)} · ${item.message || label[item.status]}`;
+    item.row.dataset.state = item.status;
+  }
+
+  private refresh(): void {
+    const active = this.items.filter((i) => i.status !== "error");
+    const total = active.reduce((s, i) => s + i.file.size, 0);
+    const sent = active.reduce((s, i) => s + (i.status === "done" ? i.file.size : this.sentBytes(i)), 0);
+    const pct =
+      total === 0
+        ? active.length > 0 && active.every((i) => i.status === "done")
+          ? 100
+          : 0
+        : Math.floor((sent / total) * 100);
+    this.ui.overall.hidden = active.length === 0;
+    this.ui.overallBar.value = pct;
+    const done = active.filter((i) => i.status === "done").length;
+    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)`;
+    const busy = this.busy();
+    this.ui.pause.hidden = this.paused || !busy;
+    this.ui.resume.hidden = !this.paused || !busy;
+    this.ui.submit.setAttribute("aria-disabled", busy ? "true" : "false");
+    this.ui.submitHint.textContent = busy
+      ? "Uploads in progress: Submit becomes available when they finish."
+      : "Submit when every file is uploaded. You cannot add files afterwards.";
+    for (const item of this.items) this.paint(item);
+  }
+
+  private setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (paused) {
+      this.current?.abort();
+      for (const i of this.items)
+        if (i.status === "uploading" || i.status === "queued" || i.status === "retrying") i.status = "paused";
+      this.announce("Uploads paused.");
+      this.ui.resume.hidden = false;
+      this.refresh();
+      this.ui.resume.focus();
+    } else {
+      for (const i of this.items) if (i.status === "paused") i.status = "queued";
+      this.announce("Uploads resumed.");
+      this.refresh();
+      this.ui.pause.focus();
+      this.wakeRetry?.();
+      void this.run();
+    }
+  }
+
+  private remembered(): Record<string, number> {
+    try {
+      return JSON.parse(localStorage.getItem(this.storageKey) ?? "{}") as Record<string, number>;
+    } catch {
+      return {};
+    }
+  }
+
+  private remember(item: Item): void {
+    try {
+      const map = this.remembered();
+      if (item.mediaId === undefined || item.status === "done") delete map[item.key];
+      else map[item.key] = item.mediaId;
+      localStorage.setItem(this.storageKey, JSON.stringify(map));
+    } catch {
+      // storage unavailable (private mode): resume then only works without a reload
+    }
+  }
+
+  /** Asks the server what it holds and updates every item's received chunks. */
+  private async sync(): Promise<void> {
+    const res = await fetch(this.base, {
+      headers: { "x-csrf-token": this.options.csrf, accept: "application/json" },
+    });
+    if (!res.ok) throw new HttpError(res.status, await errorText(res));
+    const body = (await res.json()) as { files: ServerUpload[] };
+    const known = this.remembered();
+    const claimed = new Set(this.items.map((i) => i.mediaId).filter((id) => id !== undefined));
+    for (const item of this.items) {
+      if (item.status === "done" || item.status === "error") continue;
+      let server = item.mediaId !== undefined ? body.files.find((f) => f.id === item.mediaId) : undefined;
+      if (!server && item.mediaId === undefined) {
+        const id = known[item.key];
+        server =
+          body.files.find((f) => f.id === id) ??
+          // A first chunk whose answer was lost: adopt the unclaimed upload of the same file.
+          body.files.find(
+            (f) =>
+              f.state === "uploading" &&
+              f.name === item.file.name &&
+              f.total_chunks === item.totalChunks &&
+              !claimed.has(f.id),
+          );
+      }
+      if (!server) continue;
+      item.mediaId = server.id;
+      claimed.add(server.id);
+      item.received = new Set(server.received_chunks);
+      if (server.state === "available") this.finish(item);
+    }
+  }
+
+  private finish(item: Item): void {
+    if (item.status === "done") return;
+    item.status = "done";
+    item.inFlight = 0;
+    item.message = "";
+    this.remember(item);
+    const li = el("li", "fy-file");
+    const info = el("div", "fy-file-info");
+    info.append(el("p", "fy-file-name", item.file.name), el("p", "fy-muted", formatBytes(item.file.size)));
+    li.append(info);
+    if (item.mediaId !== undefined) li.dataset.mediaId = String(item.mediaId);
+    this.ui.received.append(li);
+    this.ui.receivedHeading.textContent = `Received (${this.ui.received.children.length})`;
+    this.announce(`${item.file.name} uploaded.`);
+  }
+
+  private async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      let synced = false;
+      for (;;) {
+        if (this.paused) break;
+        const item = this.items.find(
+          (i) => i.status === "queued" || i.status === "uploading" || i.status === "retrying",
+        );
+        if (!item) break;
+        try {
+          if (!synced) {
+            await this.sync();
+            synced = true;
+            if (item.status === "done") continue;
+          }
+          item.status = "uploading";
+          item.message = "";
+          this.refresh();
+          await this.uploadItem(item);
+          if (item.status === "uploading") this.finish(item);
+          this.refresh();
+        } catch (err) {
+          if (this.paused) break;
+          if (err instanceof HttpError && err.status !== 0 && err.status !== 429 && err.status < 500) {
+            item.status = "error";
+            item.message = err.message;
+            this.remember(item);
+            this.announce(`${item.file.name}: ${err.message}`);
+            this.refresh();
+            continue;
+          }
+          item.status = "retrying";
+          item.inFlight = 0;
+          this.refresh();
+          await this.backoff();
+          synced = false;
+        }
+      }
+    } finally {
+      this.running = false;
+      this.refresh();
+      if (!this.busy() && this.items.length > 0)
+        this.announce("All uploads are complete. You can now submit.");
+    }
+  }
+
+  private retries = 0;
+
+  private backoff(): Promise<void> {
+    this.retries += 1;
+    const delay = Math.min(10_000, 500 * 2 ** Math.min(this.retries, 5));
+    this.announce("Connection lost. Retrying…");
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, delay);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeRetry = done;
+    });
+  }
+
+  private async uploadItem(item: Item): Promise<void> {
+    for (let n = 1; n <= item.totalChunks; n++) {
+      if (this.paused) return;
+      if (item.received.has(n)) continue;
+      const start = (n - 1) * this.options.chunkBytes;
+      const blob = item.file.slice(start, start + this.options.chunkBytes);
+      const form = new FormData();
+      if (item.mediaId === undefined) {
+        form.append("name", item.file.name);
+        form.append("content_type", item.file.type || "application/octet-stream");
+        form.append("size", String(item.file.size));
+        form.append("total_chunks", String(item.totalChunks));
+      }
+      form.append("current_chunk", String(n));
+      form.append("file", blob, item.file.name);
+      const answer = await this.send(item, item.mediaId === undefined ? "POST" : "PUT", form);
+      this.retries = 0;
+      item.mediaId = answer.id;
+      item.received = new Set(answer.received_chunks);
+      item.received.add(n);
+      item.inFlight = 0;
+      this.remember(item);
+      if (answer.state === "available") return;
+      this.refresh();
+    }
+  }
+
+  private send(item: Item, method: "POST" | "PUT", form: FormData): Promise<ServerUpload> {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      this.current = xhr;
+      xhr.open(method, method === "POST" ? this.base : `${this.base}/${item.mediaId}`);
+      xhr.setRequestHeader("x-csrf-token", this.options.csrf);
+      xhr.setRequestHeader("accept", "application/json");
+      xhr.upload.onprogress = (e) => {
+        item.inFlight = e.loaded;
+        this.refresh();
+      };
+      xhr.onload = () => {
+        this.current = undefined;
+        if (xhr.status >= 200 && xhr.status < 300) resolve(JSON.parse(xhr.responseText) as ServerUpload);
+        else reject(new HttpError(xhr.status, describeError(xhr.responseText, xhr.status)));
+      };
+      xhr.onerror = () => {
+        this.current = undefined;
+        reject(new HttpError(0, "network error"));
+      };
+      xhr.onabort = () => {
+        this.current = undefined;
+        reject(new HttpError(0, "aborted"));
+      };
+      xhr.send(form);
+    });
+  }
+}
