@@ -3,10 +3,24 @@
  * printing figures and ratios. BENCH_SECONDS sets the length of each load run.
  */
 import { testDialect } from "../test/helpers/db.js";
+import { auditBench } from "./audit.bench.js";
+import { callbacksBench } from "./callbacks.bench.js";
 import { foundationBench } from "./foundation.bench.js";
 import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
+import { mediaBench } from "./media.bench.js";
+import { notificationsBench } from "./notifications.bench.js";
+import { recipientBench } from "./recipient.bench.js";
+import { requestsBench } from "./requests.bench.js";
 
-const modules: BenchModule[] = [foundationBench];
+const modules: BenchModule[] = [
+  foundationBench,
+  auditBench,
+  requestsBench,
+  notificationsBench,
+  callbacksBench,
+  recipientBench,
+  mediaBench,
+];
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const selected = wanted.length ? modules.filter((m) => wanted.includes(m.name)) : modules;

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { buildServer } from "./app/build-server.js";
 import { buildWorker } from "./app/build-worker.js";
-import { type Container, createContainer, createLogger } from "./app/container.js";
+import { createContainer, createLogger } from "./app/container.js";
 import {
   createAccountCommand,
   createAppCommand,
@@ -21,7 +21,6 @@ Commands:
   serve [--no-worker]          Start the API, recipient pages and (unless --no-worker) the job worker
   worker                       Run only the job worker
   migrate                      Apply pending database migrations
-  keys rotate                  Add a new master key and make it active (re-wraps media data keys)
   admin create-account --email E [--name N] [--json]
   admin create-app --email E --name N [--scopes S ...] [--json]   Prints the API key once
   admin revoke-app --id N [--json]
@@ -116,12 +115,8 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     const feature = featureCommands[`${command} ${sub ?? ""}`];
-    if (feature) return await feature.run(container, out, { ...values, json: values.json === true, positionals });
-    if (command === "keys" && sub === "rotate") {
-      const kid = container.keyRing.rotate();
-      out.print({ active_kid: kid }, `New active key: ${kid}`);
-      return 0;
-    }
+    if (feature)
+      return await feature.run(container, out, { ...values, json: values.json === true, positionals });
     console.error(`Unknown command: ${[command, sub].filter(Boolean).join(" ")}\n\n${usage()}`);
     return 2;
   } catch (err) {

@@ -226,7 +226,11 @@ export const settings = {
     doc: "Endpoint of an S3-compatible service (MinIO, R2, Ceph...); unset for AWS S3.",
     parse: url(["http:", "https:"]),
   },
-  S3_BUCKET: { group: "storage", doc: "Bucket holding the blobs (required with BLOB_STORE=s3).", parse: str() },
+  S3_BUCKET: {
+    group: "storage",
+    doc: "Bucket holding the blobs (required with BLOB_STORE=s3).",
+    parse: str(),
+  },
   S3_REGION: { group: "storage", doc: "S3 region.", example: "us-east-1", parse: reqStr("us-east-1") },
   S3_ACCESS_KEY_ID: {
     group: "storage",
@@ -290,9 +294,17 @@ export const settings = {
     doc: "Sender address of notification emails, e.g. 'Ferry <no-reply@example.com>'. Default no-reply@<PUBLIC_BASE_URL host>.",
     parse: str(),
   },
-  DKIM_DOMAIN: { group: "email", doc: "DKIM signing domain (signing is on when all three DKIM_* are set).", parse: str() },
+  DKIM_DOMAIN: {
+    group: "email",
+    doc: "DKIM signing domain (signing is on when all three DKIM_* are set).",
+    parse: str(),
+  },
   DKIM_SELECTOR: { group: "email", doc: "DKIM key selector.", parse: str() },
-  DKIM_PRIVATE_KEY: { group: "email", doc: "DKIM private key: PEM text or a path to a PEM file.", parse: str() },
+  DKIM_PRIVATE_KEY: {
+    group: "email",
+    doc: "DKIM private key: PEM text or a path to a PEM file.",
+    parse: str(),
+  },
   SMTP_CUSTOM_ALLOW_PRIVATE: {
     group: "email",
     doc: "Let accounts' custom SMTP settings point at private or loopback addresses (development only).",
@@ -314,7 +326,11 @@ export const settings = {
   },
   TWILIO_ACCOUNT_SID: { group: "sms", doc: "Twilio account SID.", parse: str() },
   TWILIO_AUTH_TOKEN: { group: "sms", doc: "Twilio auth token.", parse: str() },
-  SMS_FROM: { group: "sms", doc: "Sender number (E.164) of SMS; or set SMS_MESSAGING_SERVICE_SID.", parse: str() },
+  SMS_FROM: {
+    group: "sms",
+    doc: "Sender number (E.164) of SMS; or set SMS_MESSAGING_SERVICE_SID.",
+    parse: str(),
+  },
   SMS_MESSAGING_SERVICE_SID: {
     group: "sms",
     doc: "Twilio messaging service SID used instead of SMS_FROM.",
@@ -512,7 +528,9 @@ export function renderConfigReference(): string {
       group = spec.group;
       lines.push("", `**${group}**`, "", "| Variable | Default | Meaning |", "|---|---|---|");
     }
-    lines.push(`| \`${name}\` | ${spec.example === undefined ? "unset" : `\`${spec.example}\``} | ${spec.doc.replaceAll("|", "\\|")} |`);
+    lines.push(
+      `| \`${name}\` | ${spec.example === undefined ? "unset" : `\`${spec.example}\``} | ${spec.doc.replaceAll("|", "\\|")} |`,
+    );
   }
   return `${lines.join("\n").trim()}\n`;
 }

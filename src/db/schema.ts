@@ -9,7 +9,7 @@ export interface AccountsTable {
   id: Generated<number>;
   email: string;
   name: string;
-  /** JSON text of AccountSettings (src/features/auth/account-settings.ts). */
+  /** JSON object of per-account settings (push_expiry_days, callback_shape, secure_callbacks, ...); each feature documents its keys. */
   settings: string;
   created: string;
   updated: string;
@@ -55,6 +55,18 @@ export interface AuditChainHeadsTable {
   account_id: number;
   seq: number;
   hash: string;
+}
+
+/** Per account, the last audit entry deleted by retention: the chain continues from (seq, hash). */
+export interface AuditCheckpointsTable {
+  account_id: number;
+  seq: number;
+  hash: string;
+  /** Timestamp of that entry. */
+  timestamp: string;
+  /** Entries deleted by retention so far. */
+  deleted_count: number;
+  updated: string;
 }
 
 export type JobState = "queued" | "running" | "done" | "dead";
@@ -174,6 +186,8 @@ export interface MediaTable {
   times_downloaded: number;
   max_allowed_times_downloaded: number | null;
   download_claimed_until: string | null;
+  /** Random token of the current download-once claim (0004); only its holder completes or releases it. */
+  download_claim_token: string | null;
   removed_at: string | null;
   created: string;
   updated: string;
@@ -187,7 +201,180 @@ export interface MediaPartsTable {
   blob_key: string;
   /** Which blob store wrote it ("local", "s3", "memory"). */
   blob_store: string;
+  /** Base64 of the blob's 21-byte header (0004); reads check the stored blob against it. */
+  header: string | null;
   created: string;
+}
+
+/** Delivery state of one notification (issue 5). */
+export type NotificationStatus = "queued" | "sent" | "failed";
+
+/** One notification: one contact method of a request, per send_notification call. */
+export interface NotificationsTable {
+  id: Generated<number>;
+  account_id: number;
+  request_id: number;
+  contact_id: number | null;
+  contact_method_id: number | null;
+  contact_first_name: string;
+  contact_last_name: string;
+  contact_method_value: string;
+  contact_method_interface_class: string;
+  status: NotificationStatus;
+  was_sent: number;
+  removed: number;
+  error: string | null;
+  attempts: number;
+  /** When send_notification queued it (the API's `sent_at`, milliseconds). */
+  sent_at: string;
+  delivered_at: string | null;
+  provider_message_id: string | null;
+  /** Random token of the email open-tracking pixel; null for SMS. */
+  open_token: string | null;
+  opened_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** An account's email template (slug unique per account); subject and html are Liquid sources. */
+export interface EmailTemplatesTable {
+  id: Generated<number>;
+  account_id: number;
+  slug: string;
+  subject: string;
+  html: string;
+  created: string;
+  updated: string;
+}
+
+/** A message kept by the capture mailer or capture SMS sender instead of being delivered. */
+export interface CapturedMessagesTable {
+  id: Generated<number>;
+  account_id: number;
+  channel: "email" | "sms";
+  to_address: string;
+  from_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  /** JSON array of the absolute links in the message. */
+  links: string;
+  notification_id: number | null;
+  created: string;
+}
+
+/** An account's own SMTP server; the password is AES-256-GCM encrypted with key ring key `password_kid`. */
+export interface AccountSmtpSettingsTable {
+  account_id: number;
+  host: string;
+  port: number;
+  tls: "none" | "starttls" | "tls";
+  username: string | null;
+  password_ciphertext: string | null;
+  password_kid: string | null;
+  from_email: string;
+  created: string;
+  updated: string;
+}
+
+/** An account's callback signing secret; the newest generation signs, older ones until `expires_at`. */
+export interface CallbackSecretsTable {
+  id: Generated<number>;
+  account_id: number;
+  generation: number;
+  /** The 32 secret bytes wrapped with the key ring's "secrets" key (src/crypto/envelope.ts format). */
+  wrapped_secret: string;
+  /** Null for the current secret; set when a rotation replaced it. */
+  expires_at: string | null;
+  created: string;
+}
+
+/** Event types sent to callback URLs (spec: Events). */
+export type CallbackEventType = "request_complete" | "contact_notification_send";
+
+/** One event of a request with a callback_url; `payload` is the nested event JSON. */
+export interface CallbackEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  request_id: number | null;
+  type: CallbackEventType;
+  payload: string;
+  /** Standard Webhooks `webhook-id`, the same on every attempt. */
+  webhook_id: string;
+  /** The `callbacks.event` job that recorded it (idempotency), null when recorded in the emitter's transaction. */
+  source_job_id: number | null;
+  created: string;
+}
+
+/** Where a delivery stands. */
+export type CallbackDeliveryStatus = "pending" | "delivered" | "failed" | "stopped";
+
+/** The delivery of one event to one URL. */
+export interface CallbackDeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  event_id: number;
+  request_id: number | null;
+  type: CallbackEventType;
+  url: string;
+  status: CallbackDeliveryStatus;
+  /** Attempts made in total. */
+  tries: number;
+  /** Attempts since the delivery was (re)started; indexes the retry schedule. */
+  round_attempts: number;
+  /** The job that makes the next attempt; any other job for this delivery is stale. */
+  job_id: number | null;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** One HTTP attempt of a delivery. */
+export interface CallbackAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  job_id: number | null;
+  number: number;
+  trigger: "automatic" | "redelivery";
+  attempted_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: "success" | "http_error" | "gone" | "timeout" | "network_error" | "blocked";
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+/** A two-factor code sent to a recipient (issue 7); only its keyed hash is stored. */
+export interface RecipientTfaCodesTable {
+  id: Generated<number>;
+  request_id: number;
+  /** HMAC-SHA256 of the code under a key-ring derived key (hex). */
+  code_hash: string;
+  /** Wrong codes entered against this code; 5 locks it. */
+  attempts: number;
+  expires_at: string;
+  consumed_at: string | null;
+  created: string;
+}
+
+/** An account's white-label settings for recipient pages (issue 7). */
+export interface AccountBrandingTable {
+  account_id: number;
+  /** Owner CSS, served as a stylesheet only (at most 100 KB). */
+  css: string;
+  /** SHA-256 of css (cache busting). */
+  css_hash: string;
+  logo_base64: string | null;
+  logo_content_type: string | null;
+  logo_hash: string | null;
+  /** Custom recipient host name (lower case), unique across accounts. */
+  recipient_host: string | null;
+  created: string;
+  updated: string;
 }
 
 /** The whole database as Kysely sees it. Feature migrations add their tables here. */
@@ -196,6 +383,7 @@ export interface DB {
   applications: ApplicationsTable;
   audit_entries: AuditEntriesTable;
   audit_chain_heads: AuditChainHeadsTable;
+  audit_checkpoints: AuditCheckpointsTable;
   jobs: JobsTable;
   contacts: ContactsTable;
   contact_methods: ContactMethodsTable;
@@ -204,4 +392,14 @@ export interface DB {
   request_contacts: RequestContactsTable;
   media: MediaTable;
   media_parts: MediaPartsTable;
+  notifications: NotificationsTable;
+  email_templates: EmailTemplatesTable;
+  captured_messages: CapturedMessagesTable;
+  account_smtp_settings: AccountSmtpSettingsTable;
+  callback_secrets: CallbackSecretsTable;
+  callback_events: CallbackEventsTable;
+  callback_deliveries: CallbackDeliveriesTable;
+  callback_attempts: CallbackAttemptsTable;
+  recipient_tfa_codes: RecipientTfaCodesTable;
+  account_branding: AccountBrandingTable;
 }

@@ -17,18 +17,26 @@ describe.each([
   });
 
   it("limits each application and answers 429 RATE_LIMIT_REACHED with Retry-After and RateLimit headers", async () => {
-    const t = await createTestApp({ ...storeEnv, RATE_LIMIT_PER_APPLICATION: "5", RATE_LIMIT_WINDOW_SECONDS: "60" });
+    const t = await createTestApp({
+      ...storeEnv,
+      RATE_LIMIT_PER_APPLICATION: "5",
+      RATE_LIMIT_WINDOW_SECONDS: "60",
+    });
     apps.push(t);
     const a = await createTestAccount(t);
     const b = await createTestAccount(t);
-    const call = (headers: Record<string, string>) => t.app.inject({ method: "GET", url: "/v1/account/", headers });
+    const call = (headers: Record<string, string>) =>
+      t.app.inject({ method: "GET", url: "/v1/account/", headers });
     const first = await call(a.headers);
     expect(first.headers["ratelimit-limit"]).toBe("5");
     expect(first.headers["ratelimit-remaining"]).toBe("4");
     for (let i = 0; i < 4; i++) expect((await call(a.headers)).statusCode).toBe(200);
     const limited = await call(a.headers);
     expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({ code: "RATE_LIMIT_REACHED", detail: expect.stringMatching(/^Request was throttled/) });
+    expect(limited.json()).toEqual({
+      code: "RATE_LIMIT_REACHED",
+      detail: expect.stringMatching(/^Request was throttled/),
+    });
     expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
     expect(limited.headers["ratelimit-remaining"]).toBe("0");
     // Another application of the same deployment is not affected.
@@ -44,7 +52,13 @@ describe.each([
     expect(limited.statusCode).toBe(429);
     expect(limited.json().code).toBe("RATE_LIMIT_REACHED");
     expect((await from("198.51.100.2")).statusCode).toBe(401);
-    const login = () => t.app.inject({ method: "POST", url: "/v1/auth/get_token/", remoteAddress: "198.51.100.3", payload: { api_key: "x", email: "y@example.com" } });
+    const login = () =>
+      t.app.inject({
+        method: "POST",
+        url: "/v1/auth/get_token/",
+        remoteAddress: "198.51.100.3",
+        payload: { api_key: "x", email: "y@example.com" },
+      });
     expect((await login()).statusCode).toBe(401);
     expect((await login()).statusCode).toBe(401);
     expect((await login()).statusCode).toBe(429);
@@ -53,7 +67,9 @@ describe.each([
   it("by default allows a client polling twice a second", async () => {
     const t = await createTestApp({ ...storeEnv, RATE_LIMIT_PER_APPLICATION: "", RATE_LIMIT_PER_IP: "" });
     apps.push(t);
-    expect(t.container.config.RATE_LIMIT_PER_APPLICATION / t.container.config.RATE_LIMIT_WINDOW_SECONDS).toBeGreaterThanOrEqual(2);
+    expect(
+      t.container.config.RATE_LIMIT_PER_APPLICATION / t.container.config.RATE_LIMIT_WINDOW_SECONDS,
+    ).toBeGreaterThanOrEqual(2);
     const a = await createTestAccount(t);
     // One minute of polling at 2/s = 120 calls in one window: none is refused.
     for (let i = 0; i < 120; i++) {
@@ -91,7 +107,9 @@ describe("rate limits across nodes", () => {
     const results: number[] = [];
     for (let i = 0; i < 6; i++) {
       const app = i % 2 === 0 ? nodes.node1.app : nodes.node2;
-      results.push((await app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode);
+      results.push(
+        (await app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode,
+      );
     }
     return results;
   }

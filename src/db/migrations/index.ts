@@ -1,9 +1,21 @@
 import type { Migration } from "kysely";
 import * as m0001 from "./0001_foundation.js";
 import * as m0002 from "./0002_core_domain.js";
+import * as m0003 from "./0003_requests.js";
+import * as m0004 from "./0004_media.js";
+import * as m0005 from "./0005_notifications.js";
+import * as m0006 from "./0006_callbacks.js";
+import * as m0007 from "./0007_recipient.js";
+import * as m0008 from "./0008_audit_search.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
   "0001_foundation": m0001,
   "0002_core_domain": m0002,
+  "0003_requests": m0003,
+  "0004_media": m0004,
+  "0005_notifications": m0005,
+  "0006_callbacks": m0006,
+  "0007_recipient": m0007,
+  "0008_audit_search": m0008,
 };

@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../../../test/helpers/app.js";
+import {
+  createTestAccount,
+  createTestApp,
+  type TestAccount,
+  type TestApp,
+} from "../../../test/helpers/app.js";
 
 const HOUR = 3600_000;
-
 
 function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8"));
@@ -19,7 +23,12 @@ describe("token operations", () => {
   afterAll(async () => t?.close());
 
   const getToken = (payload: string | Record<string, unknown>, contentType?: string) =>
-    t.app.inject({ method: "POST", url: "/v1/auth/get_token/", payload, headers: contentType ? { "content-type": contentType } : {} });
+    t.app.inject({
+      method: "POST",
+      url: "/v1/auth/get_token/",
+      payload,
+      headers: contentType ? { "content-type": contentType } : {},
+    });
 
   it("issues a token for JSON, form-urlencoded and multipart bodies, with and without trailing slash", async () => {
     const json = await getToken({ api_key: owner.apiKey, email: owner.email });
@@ -65,11 +74,17 @@ describe("token operations", () => {
     ]) {
       const res = await getToken(payload);
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ code: "AUTHENTICATION_FAILURE", detail: "Unable to log in with the provided credentials." });
+      expect(res.json()).toEqual({
+        code: "AUTHENTICATION_FAILURE",
+        detail: "Unable to log in with the provided credentials.",
+      });
     }
     const missing = await getToken({});
     expect(missing.statusCode).toBe(400);
-    expect(missing.json()).toEqual({ api_key: ["This field is required."], email: ["This field is required."] });
+    expect(missing.json()).toEqual({
+      api_key: ["This field is required."],
+      email: ["This field is required."],
+    });
   });
 
   it("audits AAA-0001 on success and AAA-0002 on failure, without secrets", async () => {
@@ -82,7 +97,11 @@ describe("token operations", () => {
       .orderBy("seq")
       .execute();
     expect(rows.map((r) => r.code)).toEqual(["AAA-0001", "AAA-0002"]);
-    expect(rows[0]).toMatchObject({ api_key_id: String(fresh.applicationId), method: "POST", path: "/v1/auth/get_token/" });
+    expect(rows[0]).toMatchObject({
+      api_key_id: String(fresh.applicationId),
+      method: "POST",
+      path: "/v1/auth/get_token/",
+    });
     const text = JSON.stringify(rows);
     expect(text).not.toContain(fresh.apiKey);
     expect(text).not.toContain(fresh.token);
@@ -90,7 +109,12 @@ describe("token operations", () => {
 
   it("records AAA-0010 for an authenticated call with method, path, address, key id and status", async () => {
     const caller = await createTestAccount(t);
-    const res = await t.app.inject({ method: "GET", url: "/v1/account/?x=1", headers: caller.headers, remoteAddress: "203.0.113.9" });
+    const res = await t.app.inject({
+      method: "GET",
+      url: "/v1/account/?x=1",
+      headers: caller.headers,
+      remoteAddress: "203.0.113.9",
+    });
     expect(res.statusCode).toBe(200);
     const row = await t.container.database.db
       .selectFrom("audit_entries")
@@ -98,28 +122,50 @@ describe("token operations", () => {
       .where("account_id", "=", caller.accountId)
       .where("code", "=", "AAA-0010")
       .executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ method: "GET", path: "/v1/account/", from_address: "203.0.113.9", api_key_id: String(caller.applicationId), value: "200" });
+    expect(row).toMatchObject({
+      method: "GET",
+      path: "/v1/account/",
+      from_address: "203.0.113.9",
+      api_key_id: String(caller.applicationId),
+      value: "200",
+    });
   });
 
   it("verifies a valid token by returning it, and refuses an invalid one", async () => {
-    const ok = await t.app.inject({ method: "POST", url: "/v1/auth/token_verify/", payload: { token: owner.token } });
+    const ok = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_verify/",
+      payload: { token: owner.token },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toEqual({ token: owner.token });
-    const bad = await t.app.inject({ method: "POST", url: "/v1/auth/token_verify/", payload: { token: `${owner.token}x` } });
+    const bad = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_verify/",
+      payload: { token: `${owner.token}x` },
+    });
     expect(bad.statusCode).toBe(401);
     expect(bad.json().code).toBe("AUTHENTICATION_FAILURE");
   });
 
   it("refreshes with a new exp and the same orig_iat; the new token works", async () => {
     t.clock.advance(2 * HOUR);
-    const res = await t.app.inject({ method: "POST", url: "/v1/auth/token_refresh/", payload: { token: owner.token } });
+    const res = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_refresh/",
+      payload: { token: owner.token },
+    });
     expect(res.statusCode).toBe(200);
     const fresh = res.json().token as string;
     const before = claimsOf(owner.token);
     const after = claimsOf(fresh);
     expect(after.orig_iat).toBe(before.orig_iat);
     expect(after.exp).toBe((before.exp as number) + 2 * 3600);
-    const call = await t.app.inject({ method: "GET", url: "/v1/account/", headers: { authorization: `JWT ${fresh}` } });
+    const call = await t.app.inject({
+      method: "GET",
+      url: "/v1/account/",
+      headers: { authorization: `JWT ${fresh}` },
+    });
     expect(call.statusCode).toBe(200);
   });
 });
@@ -134,12 +180,18 @@ describe("token expiry, refresh window and revocation (fixed clock)", () => {
   it("refuses an expired token with 401", async () => {
     const owner = await createTestAccount(t);
     t.clock.advance(8 * HOUR - 1000);
-    expect((await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode,
+    ).toBe(200);
     t.clock.advance(2000);
     const res = await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ code: "AUTHENTICATION_FAILURE", detail: "Signature has expired." });
-    const refresh = await t.app.inject({ method: "POST", url: "/v1/auth/token_refresh/", payload: { token: owner.token } });
+    const refresh = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_refresh/",
+      payload: { token: owner.token },
+    });
     expect(refresh.statusCode).toBe(401);
   });
 
@@ -158,21 +210,38 @@ describe("token expiry, refresh window and revocation (fixed clock)", () => {
     expect(inside.statusCode).toBe(200);
     token = inside.json().token;
     t.clock.advance(2 * HOUR);
-    const outside = await t.app.inject({ method: "POST", url: "/v1/auth/token_refresh/", payload: { token } });
+    const outside = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_refresh/",
+      payload: { token },
+    });
     expect(outside.statusCode).toBe(401);
     expect(outside.json()).toEqual({ code: "AUTHENTICATION_FAILURE", detail: "Refresh has expired." });
   });
 
   it("refuses tokens and keys of a revoked application at once", async () => {
     const owner = await createTestAccount(t);
-    expect((await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers })).statusCode,
+    ).toBe(200);
     await t.container.auth.revokeApplication(owner.applicationId);
     const call = await t.app.inject({ method: "GET", url: "/v1/account/", headers: owner.headers });
     expect(call.statusCode).toBe(401);
-    expect(call.json()).toEqual({ code: "AUTHENTICATION_FAILURE", detail: "The application of this token has been revoked." });
-    const login = await t.app.inject({ method: "POST", url: "/v1/auth/get_token/", payload: { api_key: owner.apiKey, email: owner.email } });
+    expect(call.json()).toEqual({
+      code: "AUTHENTICATION_FAILURE",
+      detail: "The application of this token has been revoked.",
+    });
+    const login = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/get_token/",
+      payload: { api_key: owner.apiKey, email: owner.email },
+    });
     expect(login.statusCode).toBe(401);
-    const refresh = await t.app.inject({ method: "POST", url: "/v1/auth/token_refresh/", payload: { token: owner.token } });
+    const refresh = await t.app.inject({
+      method: "POST",
+      url: "/v1/auth/token_refresh/",
+      payload: { token: owner.token },
+    });
     expect(refresh.statusCode).toBe(401);
   });
 

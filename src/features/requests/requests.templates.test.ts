@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../../../test/helpers/app.js";
+import {
+  createTestAccount,
+  createTestApp,
+  type TestAccount,
+  type TestApp,
+} from "../../../test/helpers/app.js";
 
 describe("email_template_slug on requests", () => {
   let t: TestApp;
@@ -21,11 +26,24 @@ describe("email_template_slug on requests", () => {
   afterAll(async () => t?.close());
 
   it("refuses a slug that names no template of the account with 422, on create and on update", async () => {
-    const create = await t.app.inject({ method: "POST", url: "/v1/request/", headers: owner.headers, payload: { email_template_slug: "welcome" } });
+    const create = await t.app.inject({
+      method: "POST",
+      url: "/v1/request/",
+      headers: owner.headers,
+      payload: { email_template_slug: "welcome" },
+    });
     expect(create.statusCode).toBe(422);
-    expect(create.json()).toEqual({ code: "UNPROCESSABLE_ENTITY", detail: 'The email template "welcome" does not exist.' });
+    expect(create.json()).toEqual({
+      code: "UNPROCESSABLE_ENTITY",
+      detail: 'The email template "welcome" does not exist.',
+    });
 
-    const plain = await t.app.inject({ method: "POST", url: "/v1/request/", headers: owner.headers, payload: { is_draft: true } });
+    const plain = await t.app.inject({
+      method: "POST",
+      url: "/v1/request/",
+      headers: owner.headers,
+      payload: { is_draft: true },
+    });
     expect(plain.statusCode).toBe(201);
     const patch = await t.app.inject({
       method: "PATCH",
@@ -37,7 +55,12 @@ describe("email_template_slug on requests", () => {
   });
 
   it("accepts the slug of one of the account's own templates", async () => {
-    const res = await t.app.inject({ method: "POST", url: "/v1/request/", headers: other.headers, payload: { email_template_slug: "welcome" } });
+    const res = await t.app.inject({
+      method: "POST",
+      url: "/v1/request/",
+      headers: other.headers,
+      payload: { email_template_slug: "welcome" },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().email_template_slug).toBe("welcome");
   });
