@@ -76,6 +76,15 @@ export function createMailer(config: Config, sink: CaptureSink): Mailer {
   }
 }
 
+/**
+ * The start-up warning of a live deployment whose emails are captured instead of delivered (no
+ * SMTP_HOST), or undefined when there is nothing to warn about (SMTP configured, or a sandbox).
+ */
+export function mailerDeliveryWarning(config: Config): string | undefined {
+  if (config.isSandbox || config.SMTP_HOST) return undefined;
+  return "SMTP_HOST is not set in this live deployment: emails (notifications, two-factor codes) are captured in the database and NOT delivered to anyone. Set SMTP_HOST to send them.";
+}
+
 /** SMTP settings from config (SMTP_*, DKIM_*); throws Error when DKIM_PRIVATE_KEY names a missing file. */
 export function smtpSettingsFromConfig(config: Config): SmtpSettings {
   const dkim =

@@ -22,6 +22,15 @@ export interface SmsSender {
   send(sms: OutgoingSms, context: SendContext): Promise<SendResult>;
 }
 
+/**
+ * The start-up warning of a live deployment whose SMS are captured instead of sent (SMS_PROVIDER
+ * capture), or undefined when there is nothing to warn about (a provider configured, or a sandbox).
+ */
+export function smsDeliveryWarning(config: Config): string | undefined {
+  if (config.isSandbox || config.SMS_PROVIDER !== "capture") return undefined;
+  return "No SMS provider is configured in this live deployment (SMS_PROVIDER=capture): SMS (notifications, two-factor codes) are captured in the database and NOT delivered to anyone. Set SMS_PROVIDER=twilio and its credentials to send them.";
+}
+
 /** Settings of the Twilio-compatible adapter. */
 export interface TwilioSettings {
   baseUrl: string;

@@ -233,3 +233,37 @@ describe("errors carry their line", () => {
     });
   });
 });
+
+describe("parsed template cache", () => {
+  const stateful =
+    "{% increment n %}{% increment n %}|{% cycle 'a', 'b' %}{% cycle 'a', 'b' %}|" +
+    "{% capture who %}<b>{{ name }}</b>{% endcapture %}{{ who }}|{% for i in (1..4) limit:2 %}{{ i }}{% endfor %}" +
+    "{% for i in (1..4) offset:continue %}{{ i }}{% endfor %}";
+
+  it("renders a cached template afresh each time: no state or merge data carried between renders", async () => {
+    const first = await engine.render(stateful, { name: "Ann" });
+    expect(first).toBe("01|ab|<b>Ann</b>|1234");
+    expect(await engine.render(stateful, { name: "<Bo>" })).toBe("01|ab|<b>&lt;Bo&gt;</b>|1234");
+    const concurrent = await Promise.all(["x", "y", "z"].map((name) => engine.render(stateful, { name })));
+    expect(concurrent).toEqual(["01|ab|<b>x</b>|1234", "01|ab|<b>y</b>|1234", "01|ab|<b>z</b>|1234"]);
+  });
+
+  it("keeps rendering correctly when templates are evicted or caching is off", async () => {
+    for (const e of [createTemplateEngine({ cacheEntries: 1 }), createTemplateEngine({ cacheEntries: 0 })]) {
+      for (let i = 0; i < 3; i++) {
+        expect(await e.render("A {{ v }}", { v: i })).toBe(`A ${i}`);
+        expect(await e.render("B {{ v|upper }}", { v: "b" })).toBe("B B");
+      }
+    }
+    const small = createTemplateEngine({ cacheChars: 4 });
+    expect(await small.render("longer than four {{ v }}", { v: 1 })).toBe("longer than four 1");
+    expect(await small.render("longer than four {{ v }}", { v: 2 })).toBe("longer than four 2");
+  });
+
+  it("still reports errors of a template that was parsed before", async () => {
+    const source = "{{ known }} {{ unknown }}";
+    expect(engine.validate(source)).toEqual({ ok: true });
+    expect((await renderError(source, { known: 1 })).message).toBe("undefined variable: unknown");
+    expect(await engine.render(source, { known: 1, unknown: 2 })).toBe("1 2");
+  });
+});
