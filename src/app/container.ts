@@ -2,8 +2,8 @@ import { Redis } from "ioredis";
 import pino, { type Logger } from "pino";
 import { type BlobStore, createBlobStore } from "../adapters/blob-store/blob-store.js";
 import { type KeyRing, openKeyRing } from "../adapters/key-ring/key-ring.js";
-import { createMailer } from "../adapters/mailer/mailer.js";
-import { createSmsSender } from "../adapters/sms/sms-sender.js";
+import { createMailer, mailerDeliveryWarning } from "../adapters/mailer/mailer.js";
+import { createSmsSender, smsDeliveryWarning } from "../adapters/sms/sms-sender.js";
 import type { Config } from "../config/config.js";
 import { createDatabase, type Database, databaseOptionsFromConfig } from "../db/database.js";
 import { migrateToLatest } from "../db/migrator.js";
@@ -96,6 +96,12 @@ export interface ContainerOverrides {
   rateLimitPrefix?: string;
   /** Blob store to use instead of the configured one. */
   blobStore?: BlobStore;
+  /**
+   * Log start-up warnings (a live deployment that captures emails or SMS instead of sending them).
+   * Default: true unless `logger` is given (CLI commands and tests bring their own quiet logger, and
+   * CLI stdout must stay parseable).
+   */
+  startupWarnings?: boolean;
 }
 
 /** Paths and headers whose values never reach the logs. */
@@ -145,6 +151,7 @@ export async function createContainer(
   const auth = new AuthService(database, config, clock, keyRing, audit);
   const contacts = new ContactsService(database, clock, audit);
   const requesters = new RequestersService(database, clock, audit);
+  const branding = new BrandingService(database, config, clock, audit);
   // The templates service is built further down; the closure reads it at call time.
   const requests = new RequestsService(
     database,
@@ -154,6 +161,7 @@ export async function createContainer(
     jobs,
     contacts,
     requesters,
+    branding,
     (ex, accountId, slug) => emailTemplates.requireTemplate(ex, accountId, slug),
   );
   const callbacks = createCallbackService({ config, database, clock, jobs, audit, keyRing });
@@ -171,6 +179,11 @@ export async function createContainer(
     allowPrivate: config.SMTP_CUSTOM_ALLOW_PRIVATE,
   });
   const templateEngine = createTemplateEngine();
+  if (overrides.startupWarnings ?? overrides.logger === undefined) {
+    for (const warning of [mailerDeliveryWarning(config), smsDeliveryWarning(config)]) {
+      if (warning) logger.warn({ component: "notifications" }, warning);
+    }
+  }
   // The capture transports store through the service, which is built right after them.
   const captureSink = {
     capture: (m: Parameters<NotificationsService["capture"]>[0]) => notifications.capture(m),
@@ -188,6 +201,9 @@ export async function createContainer(
     engine: templateEngine,
     smtpSettings,
     presentRequest: (ex, accountId, requestId) => requests.getRequestView(ex, accountId, requestId),
+    owners: requests,
+    requesters,
+    branding,
   });
   const emailTemplates = new EmailTemplatesService(
     database,
@@ -209,7 +225,7 @@ export async function createContainer(
     redis,
     overrides.rateLimitPrefix ?? "ferry",
   );
-  const blobStore = overrides.blobStore ?? createBlobStore(blobStoreOptionsFromConfig(config));
+  const blobStore = overrides.blobStore ?? (await createBlobStore(blobStoreOptionsFromConfig(config)));
   const media = new MediaService({
     config,
     clock,
@@ -221,7 +237,6 @@ export async function createContainer(
     audit,
     digests: new DigestCache(),
   });
-  const branding = new BrandingService(database, config, clock, audit);
   const recipientTokens = new RecipientTokens(keyRing);
   const twoFactor = new TwoFactorService(database, config, clock, recipientTokens, () => notifications);
   const recipientMedia = recipientMediaPort(media, database);
@@ -231,6 +246,8 @@ export async function createContainer(
     clock,
     audit,
     branding,
+    owners: requests,
+    requesters,
     media: () => recipientMedia,
     completePull: () => (accountId, requestId, options) =>
       lifecycle.completePullRequest(accountId, requestId, options),

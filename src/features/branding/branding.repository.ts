@@ -10,6 +10,16 @@ export async function findBranding(ex: Executor, accountId: number): Promise<Bra
   return ex.selectFrom("account_branding").selectAll().where("account_id", "=", accountId).executeTakeFirst();
 }
 
+/** The account's custom recipient host name, or null when it has none (reads no logo or CSS). */
+export async function findRecipientHost(ex: Executor, accountId: number): Promise<string | null> {
+  const row = await ex
+    .selectFrom("account_branding")
+    .select("recipient_host")
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
+  return row?.recipient_host ?? null;
+}
+
 /** The branding that claims a recipient host name, or undefined. */
 export async function findBrandingByHost(ex: Executor, host: string): Promise<BrandingRow | undefined> {
   return ex.selectFrom("account_branding").selectAll().where("recipient_host", "=", host).executeTakeFirst();

@@ -1,6 +1,6 @@
 import type { Config } from "../../config/config.js";
 import { sha256Hex } from "../../crypto/hashing.js";
-import type { Database } from "../../db/database.js";
+import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
@@ -10,6 +10,7 @@ import {
   deleteBranding,
   findBranding,
   findBrandingByHost,
+  findRecipientHost,
   upsertBranding,
 } from "./branding.repository.js";
 
@@ -57,6 +58,20 @@ export function sniffLogoType(bytes: Buffer): string | undefined {
   return undefined;
 }
 
+/**
+ * The recipient page of a request, the one formula every feature uses (issue 7 item 7):
+ * `<scheme>://<recipientHost>/r/<identifier>/` when the account has a custom host (the scheme of
+ * PUBLIC_BASE_URL, no port), else `<PUBLIC_BASE_URL>/r/<identifier>/`.
+ */
+export function recipientUrl(
+  publicBaseUrl: string,
+  recipientHost: string | null | undefined,
+  identifier: string,
+): string {
+  if (!recipientHost) return `${publicBaseUrl}/r/${identifier}/`;
+  return `${new URL(publicBaseUrl).protocol}//${recipientHost}/r/${identifier}/`;
+}
+
 const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
 /**
@@ -79,6 +94,19 @@ export class BrandingService {
   /** The account whose branding claims `host` (lower case, no port), or undefined. */
   async accountForHost(host: string): Promise<number | undefined> {
     return (await findBrandingByHost(this.database.db, host))?.account_id;
+  }
+
+  /**
+   * The account's custom recipient host, or null; read through `ex` (the caller's transaction) or
+   * the database when undefined.
+   */
+  recipientHost(ex: Executor | undefined, accountId: number): Promise<string | null> {
+    return findRecipientHost(ex ?? this.database.db, accountId);
+  }
+
+  /** The recipient page URL of the account's request `identifier` (see `recipientUrl`). */
+  async recipientUrl(ex: Executor | undefined, accountId: number, identifier: string): Promise<string> {
+    return recipientUrl(this.config.publicBaseUrl, await this.recipientHost(ex, accountId), identifier);
   }
 
   /** Branding for GET /v1/branding/; 404 when the account has none. */

@@ -17,7 +17,7 @@ import {
 } from "./email-templates.repository.js";
 import { type ComposedEmail, composeEmail, type MessageInput } from "./message-composer.js";
 import { type EmailTemplateView, presentTemplate } from "./notifications.presenter.js";
-import { findAccount, findRequest, firstContactOfRequest } from "./notifications.repository.js";
+import { findRequest, firstContactOfRequest } from "./notifications.repository.js";
 import type { NotificationsService } from "./notifications.service.js";
 import { type TemplateEngine, TemplateError } from "./templates/template-engine.js";
 
@@ -154,7 +154,7 @@ export class EmailTemplatesService {
       const contact = (await firstContactOfRequest(db, request.id)) ?? { first_name: "", last_name: "" };
       message = await this.notifications.messageInput(db, request, contact);
     } else {
-      message = this.sampleInput(accountId, (await findAccount(db, accountId))?.name ?? "");
+      message = await this.sampleInput(db, accountId);
     }
     try {
       return await composeEmail(this.engine, { ...message, template });
@@ -221,7 +221,11 @@ export class EmailTemplatesService {
     });
   }
 
-  private sampleInput(_accountId: number, accountName: string): MessageInput {
+  private async sampleInput(ex: Executor, accountId: number): Promise<MessageInput> {
+    const [accountName, recipientUrl] = await Promise.all([
+      this.notifications.accountName(ex, accountId),
+      this.notifications.recipientUrl(ex, accountId, "sample"),
+    ]);
     const now = this.clock.now();
     const created = toTimestamp(now);
     const expires = toTimestamp(new Date(now.getTime() + 14 * 86_400_000));
@@ -260,7 +264,7 @@ export class EmailTemplatesService {
       },
       account: { name: accountName, email: "" },
       contact: { first_name: "Jane", last_name: "Doe" },
-      recipientUrl: `${this.config.publicBaseUrl}/r/sample/`,
+      recipientUrl,
       sandbox: this.config.isSandbox,
     };
   }

@@ -2,6 +2,9 @@
  * Message composition (issue 5 §5): the SMS text, the email subject, HTML and text alternative of a
  * request notification, and the merge data templates see. Pure functions apart from template rendering.
  */
+
+import type { RequesterRow } from "../requesters/requesters.repository.js";
+import { generatedSubject } from "../requests/requests.presenter.js";
 import { escapeHtml, ZonedDateTime } from "./templates/django-filters.js";
 import type { TemplateEngine } from "./templates/template-engine.js";
 
@@ -26,20 +29,7 @@ export interface RequestFacts {
 }
 
 /** Requester fields shown in messages (a requesters row has them all). */
-export interface RequesterFacts {
-  id: number;
-  first_name: string;
-  last_name: string;
-  email: string;
-  mobile: string | null;
-  company: string | null;
-  role: string | null;
-  location: string | null;
-  facebook: string | null;
-  linkedin: string | null;
-  twitter: string | null;
-  skype: string | null;
-}
+export type RequesterFacts = Pick<RequesterRow, "id" | (typeof REQUESTER_FIELDS)[number]>;
 
 /** Everything needed to compose one notification. */
 export interface MessageInput {
@@ -122,18 +112,25 @@ export function buildMergeContext(input: MessageInput): Record<string, unknown> 
   };
 }
 
-/** The sender shown in messages: the requester's name, else the account's name. */
-export function senderName(input: Pick<MessageInput, "requester" | "account">): string {
+/** The requester's name, else the account's name, else "". */
+function senderNameOrEmpty(input: Pick<MessageInput, "requester" | "account">): string {
   const fromRequester = input.requester
     ? `${input.requester.first_name} ${input.requester.last_name}`.trim()
     : "";
-  return fromRequester || input.account.name || "Someone";
+  return fromRequester || input.account.name.trim();
 }
 
-/** The generated subject used when neither the request nor its template gives one. */
+/** The sender shown in messages: the requester's name, else the account's name, else "Someone". */
+export function senderName(input: Pick<MessageInput, "requester" | "account">): string {
+  return senderNameOrEmpty(input) || "Someone";
+}
+
+/**
+ * The generated subject used when neither the request nor its template gives one: the same text the
+ * Request object shows as `long_message_subject`.
+ */
 export function defaultSubject(input: MessageInput): string {
-  const who = senderName(input);
-  return input.request.type === "push" ? `${who} sent you files` : `${who} is requesting files from you`;
+  return generatedSubject(input.request.type, senderNameOrEmpty(input));
 }
 
 /**

@@ -5,7 +5,6 @@ import type {
   AccountSmtpSettingsTable,
   CapturedMessagesTable,
   NotificationsTable,
-  RequestersTable,
   RequestsTable,
 } from "../../db/schema.js";
 
@@ -15,8 +14,6 @@ export type NotificationRow = Selectable<NotificationsTable>;
 export type CapturedMessageRow = Selectable<CapturedMessagesTable>;
 /** A request row (read here to compose messages). */
 export type RequestRow = Selectable<RequestsTable>;
-/** A requester row (read here to compose messages). */
-export type RequesterRow = Selectable<RequestersTable>;
 /** An account's custom SMTP settings row. */
 export type SmtpSettingsRow = Selectable<AccountSmtpSettingsTable>;
 
@@ -91,32 +88,6 @@ export async function firstContactOfRequest(
     .where("rc.request_id", "=", requestId)
     .orderBy("rc.position")
     .orderBy("c.id")
-    .executeTakeFirst();
-}
-
-/** A requester of `accountId`, or undefined. */
-export async function findRequester(
-  ex: Executor,
-  accountId: number,
-  id: number,
-): Promise<RequesterRow | undefined> {
-  return ex
-    .selectFrom("requesters")
-    .selectAll()
-    .where("account_id", "=", accountId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-}
-
-/** The account's name and email, or undefined. */
-export async function findAccount(
-  ex: Executor,
-  accountId: number,
-): Promise<{ id: number; name: string; email: string } | undefined> {
-  return ex
-    .selectFrom("accounts")
-    .select(["id", "name", "email"])
-    .where("id", "=", accountId)
     .executeTakeFirst();
 }
 

@@ -17,7 +17,10 @@ import { randomId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toMillisTimestamp, toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import type { BrandingService } from "../branding/branding.service.js";
 import { isValidEmail, normaliseE164 } from "../contacts/contacts.validation.js";
+import type { RequestersService } from "../requesters/requesters.service.js";
+import type { RequestsService } from "../requests/requests.service.js";
 import { findTemplate } from "./email-templates.repository.js";
 import { composeEmail, composeSms, type MessageInput, SANDBOX_MARKER } from "./message-composer.js";
 import { presentNotification } from "./notifications.presenter.js";
@@ -25,10 +28,8 @@ import {
   type CapturedFilter,
   type CapturedMessageRow,
   countCapturedMessages,
-  findAccount,
   findNotification,
   findRequest,
-  findRequester,
   insertCapturedMessage,
   insertNotification,
   listCapturedMessages,
@@ -105,6 +106,12 @@ export interface NotificationsDeps {
   engine: TemplateEngine;
   smtpSettings: SmtpSettingsService;
   presentRequest: RequestPresenter;
+  /** The owner's profile of a request (requests feature). */
+  owners: Pick<RequestsService, "ownerProfile">;
+  /** The named requester of a request (requesters feature). */
+  requesters: Pick<RequestersService, "findForAccount">;
+  /** The recipient URL of a request, on the account's custom host when it has one (branding feature). */
+  branding: Pick<BrandingService, "recipientUrl">;
 }
 
 /**
@@ -312,9 +319,14 @@ export class NotificationsService implements CaptureSink {
     return { rows, count };
   }
 
-  /** The recipient page URL of a request (`<PUBLIC_BASE_URL>/r/<identifier>/`). */
-  recipientUrl(identifier: string): string {
-    return `${this.deps.config.publicBaseUrl}/r/${identifier}/`;
+  /** The recipient page URL of the account's request `identifier` (BrandingService.recipientUrl). */
+  recipientUrl(ex: Executor, accountId: number, identifier: string): Promise<string> {
+    return this.deps.branding.recipientUrl(ex, accountId, identifier);
+  }
+
+  /** The account's name as messages show it ("" for an unknown account). */
+  async accountName(ex: Executor, accountId: number): Promise<string> {
+    return (await this.deps.owners.ownerProfile(ex, accountId))?.name ?? "";
   }
 
   /** Closes the mail transports. */
@@ -329,19 +341,22 @@ export class NotificationsService implements CaptureSink {
     request: RequestRow,
     contact: { first_name: string; last_name: string },
   ): Promise<MessageInput> {
-    const [account, requester, template] = await Promise.all([
-      findAccount(ex, request.account_id),
-      request.requester_id ? findRequester(ex, request.account_id, request.requester_id) : undefined,
+    const [account, requester, template, recipientUrl] = await Promise.all([
+      this.deps.owners.ownerProfile(ex, request.account_id),
+      request.requester_id
+        ? this.deps.requesters.findForAccount(ex, request.account_id, request.requester_id)
+        : undefined,
       request.email_template_slug
         ? findTemplate(ex, request.account_id, request.email_template_slug)
         : undefined,
+      this.recipientUrl(ex, request.account_id, request.identifier),
     ]);
     return {
       request,
       requester,
       account: { name: account?.name ?? "", email: account?.email ?? "" },
       contact,
-      recipientUrl: this.recipientUrl(request.identifier),
+      recipientUrl,
       sandbox: this.deps.config.isSandbox,
       template: template ? { subject: template.subject, html: template.html } : undefined,
     };

@@ -97,7 +97,7 @@ describe("send_notification with the capture transports (sandbox)", () => {
       channel: "email",
       to: "jane@example.com",
       from: "Ferry <no-reply@ferry.test>",
-      subject: "[SANDBOX] Test Owner is requesting files from you",
+      subject: "[SANDBOX] Test Owner has requested files from you",
       links: [url],
       notification: body.contact_notification_send[0].id,
     });

@@ -1,4 +1,5 @@
-import type { RecipientRequestRow, RequesterRow } from "./recipient.repository.js";
+import type { RequesterRow } from "../requesters/requesters.repository.js";
+import type { RecipientRequestRow } from "./recipient.repository.js";
 
 /** A social or contact detail shown on the completed page. */
 export interface DetailItem {

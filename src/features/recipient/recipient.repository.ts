@@ -1,11 +1,9 @@
 import type { Selectable } from "kysely";
 import type { Executor } from "../../db/database.js";
-import type { RecipientTfaCodesTable, RequestersTable, RequestsTable } from "../../db/schema.js";
+import type { RecipientTfaCodesTable, RequestsTable } from "../../db/schema.js";
 
 /** A request row as the recipient pages read it. */
 export type RecipientRequestRow = Selectable<RequestsTable>;
-/** A requester row. */
-export type RequesterRow = Selectable<RequestersTable>;
 /** A two-factor code row. */
 export type TfaCodeRow = Selectable<RecipientTfaCodesTable>;
 
@@ -15,32 +13,6 @@ export async function findRequestByIdentifier(
   identifier: string,
 ): Promise<RecipientRequestRow | undefined> {
   return ex.selectFrom("requests").selectAll().where("identifier", "=", identifier).executeTakeFirst();
-}
-
-/** The requester of an account, or undefined (deleted requesters fall back to the owner's profile). */
-export async function findRequester(
-  ex: Executor,
-  accountId: number,
-  requesterId: number,
-): Promise<RequesterRow | undefined> {
-  return ex
-    .selectFrom("requesters")
-    .selectAll()
-    .where("account_id", "=", accountId)
-    .where("id", "=", requesterId)
-    .executeTakeFirst();
-}
-
-/** The owner's public profile (name, email) shown when a request names no requester. */
-export async function findAccountProfile(
-  ex: Executor,
-  accountId: number,
-): Promise<{ id: number; name: string; email: string } | undefined> {
-  return ex
-    .selectFrom("accounts")
-    .select(["id", "name", "email"])
-    .where("id", "=", accountId)
-    .executeTakeFirst();
 }
 
 /** Stores a new two-factor code hash and counts the send on the request (`tfa_times_sent`). */

@@ -7,6 +7,8 @@ import type { Clock } from "../../shared/clock.js";
 import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
 import type { BrandingRow } from "../branding/branding.repository.js";
 import type { BrandingService } from "../branding/branding.service.js";
+import type { RequestersService } from "../requesters/requesters.service.js";
+import type { RequestsService } from "../requests/requests.service.js";
 import {
   acceptsUploads,
   allowedExtensions,
@@ -17,12 +19,7 @@ import {
   presentRequesterCard,
   type RequesterCardView,
 } from "./recipient.presenter.js";
-import {
-  findAccountProfile,
-  findRequestByIdentifier,
-  findRequester,
-  type RecipientRequestRow,
-} from "./recipient.repository.js";
+import { findRequestByIdentifier, type RecipientRequestRow } from "./recipient.repository.js";
 import { TwoFactorService } from "./two-factor.service.js";
 import type { PageChrome, UploadRules } from "./views/pages.js";
 
@@ -110,6 +107,10 @@ export interface RecipientDeps {
   clock: Clock;
   audit: AuditWriter;
   branding: BrandingService;
+  /** The owner's profile shown when a request names no requester (requests feature). */
+  owners: Pick<RequestsService, "ownerProfile">;
+  /** The requester a request names (requesters feature). */
+  requesters: Pick<RequestersService, "findForAccount">;
   media: () => RecipientMediaPort | undefined;
   completePull: () => CompletePull | undefined;
 }
@@ -133,7 +134,7 @@ export class RecipientService {
     if (!request || request.is_draft === 1) return undefined;
     const hostAccount = await this.hostAccount(host);
     if (hostAccount !== undefined && hostAccount !== request.account_id) return undefined;
-    const account = await findAccountProfile(db, request.account_id);
+    const account = await this.deps.owners.ownerProfile(db, request.account_id);
     if (!account) return undefined;
     const branding = await this.deps.branding.find(account.id);
     return { request, account, branding };
@@ -180,7 +181,11 @@ export class RecipientService {
   async requesterCard(ctx: RecipientContext): Promise<RequesterCardView | null> {
     const { request } = ctx;
     if (!request.requester_id) return null;
-    const row = await findRequester(this.deps.database.db, request.account_id, request.requester_id);
+    const row = await this.deps.requesters.findForAccount(
+      this.deps.database.db,
+      request.account_id,
+      request.requester_id,
+    );
     if (!row) return null;
     return presentRequesterCard(row, `/r/${encodeURIComponent(request.identifier)}/avatar`);
   }
@@ -189,7 +194,11 @@ export class RecipientService {
   async avatar(ctx: RecipientContext): Promise<{ type: string; bytes: Buffer } | undefined> {
     const { request } = ctx;
     if (!request.requester_id) return undefined;
-    const row = await findRequester(this.deps.database.db, request.account_id, request.requester_id);
+    const row = await this.deps.requesters.findForAccount(
+      this.deps.database.db,
+      request.account_id,
+      request.requester_id,
+    );
     const match = /^data:(image\/(?:png|jpeg|webp));base64,(.+)$/s.exec(row?.avatar ?? "");
     if (!match) return undefined;
     return { type: match[1]!, bytes: Buffer.from(match[2]!, "base64") };

@@ -7,7 +7,12 @@ import {
   type TestApp,
 } from "../../../test/helpers/app.js";
 import { toTimestamp } from "../../shared/time.js";
-import { runNotificationJobs } from "../notifications/notifications.fixtures.js";
+import {
+  callbackEvents,
+  createRequest as createRequestWithContacts,
+  runNotificationJobs,
+  sendNotification,
+} from "../notifications/notifications.fixtures.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON response bodies are read loosely in tests.
 type Json = Record<string, any>;
@@ -598,6 +603,77 @@ describe("custom recipient host and page weight", () => {
         })
       ).statusCode,
     ).toBe(200);
+  });
+
+  it("links requests to the custom host everywhere: Request object, email, SMS, merge tag and callback body", async () => {
+    const acct = await createTestAccount(t);
+    const api = (method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: object) =>
+      t.app.inject({ method, url, headers: acct.headers, ...(payload ? { payload } : {}) });
+    expect((await api("PUT", "/v1/branding/", { recipient_host: "files.links.test" })).statusCode).toBe(200);
+    expect(
+      (
+        await api("POST", "/v1/email_template/", {
+          slug: "linked",
+          subject: "Files",
+          html: "<html><body><p>Open {{ recipient_url }} now</p></body></html>",
+        })
+      ).statusCode,
+    ).toBe(201);
+    const req = await createRequestWithContacts(
+      t,
+      acct,
+      [
+        {
+          methods: [
+            ["email", "lin@example.com"],
+            ["sms", "+14155550177"],
+          ],
+        },
+      ],
+      { short_message: "Upload please", long_message: "Hello" },
+    );
+    const templated = await createRequestWithContacts(
+      t,
+      acct,
+      [{ methods: [["email", "tpl@example.com"]] }],
+      {
+        email_template_slug: "linked",
+      },
+    );
+    // The scheme comes from PUBLIC_BASE_URL (http://ferry.test), the host from the branding.
+    const url = `http://files.links.test/r/${req.identifier}/`;
+    const detail = (await api("GET", `/v1/request/${req.id}/`)).json();
+    expect(detail.short_message).toBe(`Upload please ${url}`);
+    expect(detail.long_message).toBe(`Hello<br>\n<a href="${url}">${url}</a>`);
+    expect(req.short_message).toBe(detail.short_message);
+    const listed = (await api("GET", "/v1/request/")).json().results as Json[];
+    expect(listed.find((r) => r.id === req.id)?.short_message).toBe(`Upload please ${url}`);
+
+    expect((await sendNotification(t, acct, req.id)).status).toBe(200);
+    expect((await sendNotification(t, acct, templated.id)).status).toBe(200);
+    await runNotificationJobs(t);
+    const outbox = (await api("GET", "/v1/sandbox/messages/")).json().results as Json[];
+    const sms = outbox.find((m) => m.to === "+14155550177")!;
+    const mail = outbox.find((m) => m.to === "lin@example.com")!;
+    const merged = outbox.find((m) => m.to === "tpl@example.com")!;
+    expect(sms.text).toBe(`[SANDBOX] Upload please ${url}`);
+    expect(sms.links).toEqual([url]);
+    expect(mail.links).toEqual([url]);
+    expect(mail.text).toContain(url);
+    expect(mail.html).toContain(`<a href="${url}"`);
+    const mergedUrl = `http://files.links.test/r/${templated.identifier}/`;
+    expect(merged.html).toContain(`<p>Open ${mergedUrl} now</p>`);
+    expect(merged.links).toEqual([mergedUrl]);
+    for (const m of [sms, mail, merged]) expect(JSON.stringify(m)).not.toContain("ferry.test/r/");
+    const events = await callbackEvents(t, req.id);
+    expect(events.length).toBe(2);
+    for (const e of events) expect(e.body.request.short_message).toBe(`Upload please ${url}`);
+
+    // Without a host, links go back to PUBLIC_BASE_URL.
+    expect((await api("DELETE", "/v1/branding/")).statusCode).toBe(204);
+    expect((await api("GET", `/v1/request/${req.id}/`)).json().short_message).toBe(
+      `Upload please http://ferry.test/r/${req.identifier}/`,
+    );
   });
 
   it("keeps page HTML under 30 KB and first-party JS plus CSS under 150 KB gzipped", async () => {

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { apiCaller, createTwoAccountApp } from "../../../test/helpers/api.js";
+import { createTestAccount, type TestAccount, type TestApp } from "../../../test/helpers/app.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 const PNG_1PX =
@@ -18,19 +14,14 @@ describe("requesters API", () => {
   let other: TestAccount;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
+    ({ t, owner, other } = await createTwoAccountApp());
   });
   afterAll(async () => t?.close());
 
-  const call = (method: string, url: string, payload?: unknown, who: TestAccount = owner) =>
-    t.app.inject({
-      method: method as "GET",
-      url,
-      headers: who.headers,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    });
+  const call = apiCaller(
+    () => t,
+    () => owner,
+  );
   const base = { first_name: "Sam", last_name: "Lee", email: "sam.lee@example.com" };
 
   it("creates a requester with every field and answers the full Requester object", async () => {

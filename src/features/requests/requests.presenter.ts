@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
-import type { Config } from "../../config/config.js";
 import type { MediaTable, RequestsTable } from "../../db/schema.js";
 import { type ContactView, presentContactWithMethods } from "../contacts/contacts.presenter.js";
 import type { ContactWithMethods } from "../contacts/contacts.repository.js";
+import { type MediaInRequestView, presentMediaInRequest } from "../media/media.presenter.js";
 import { presentRequester, type RequesterView } from "../requesters/requesters.presenter.js";
 import type { RequesterRow } from "../requesters/requesters.repository.js";
 
@@ -21,27 +21,8 @@ export interface RequestRelated {
   media?: MediaRow[];
   /** The owner's display name, used in a generated email subject. */
   ownerName?: string;
-}
-
-/** Media inside a request (spec: Media plus `file` and the fields of CLIENTS.md item 17). */
-export interface MediaSummaryView {
-  id: number;
-  request: number;
-  name: string;
-  content_type: string;
-  bytes: number;
-  extension: string;
-  file: string;
-  total_chunks: number;
-  current_chunk: number;
-  file_checksum: string | null;
-  sha256: string | null;
-  state: string;
-  times_downloaded: number;
-  max_allowed_times_downloaded: number | null;
-  removed_at: string | null;
-  created: string;
-  updated: string;
+  /** The request's recipient page (BrandingService.recipientUrl: the account's custom host, if any). */
+  recipientUrl: string;
 }
 
 /** The API Request object (spec: Request, plus CLIENTS.md item 18 and Ferry's pull-request limits). */
@@ -60,7 +41,7 @@ export interface RequestView {
   long_message_subject: string;
   long_message: string;
   contact: ContactView[];
-  media?: MediaSummaryView[];
+  media?: MediaInRequestView[];
   callback_url: string | null;
   requester: RequesterView | null;
   email_template_slug: string | null;
@@ -73,11 +54,6 @@ export interface RequestView {
   max_file_bytes: number | null;
   created: string;
   updated: string;
-}
-
-/** The recipient page of a request: `{publicBaseUrl}/r/<identifier>/`. */
-export function recipientUrl(config: Pick<Config, "publicBaseUrl">, identifier: string): string {
-  return `${config.publicBaseUrl}/r/${identifier}/`;
 }
 
 function escapeAttribute(value: string): string {
@@ -98,43 +74,13 @@ export function generatedSubject(type: "push" | "pull", senderName: string): str
   return who ? `${who} has requested files from you` : "You have been asked to upload files";
 }
 
-/** Allow-lists a media row as it appears inside a request. */
-export function presentMediaSummary(
-  row: MediaRow,
-  _config?: Pick<Config, "publicBaseUrl">,
-): MediaSummaryView {
-  return {
-    id: row.id,
-    request: row.request_id,
-    name: row.name,
-    content_type: row.content_type,
-    bytes: Number(row.bytes),
-    extension: row.extension,
-    file: row.file,
-    total_chunks: row.total_chunks,
-    current_chunk: row.received_chunks,
-    file_checksum: row.md5,
-    sha256: row.sha256,
-    state: row.state,
-    times_downloaded: row.times_downloaded,
-    max_allowed_times_downloaded: row.max_allowed_times_downloaded,
-    removed_at: row.removed_at,
-    created: row.created,
-    updated: row.updated,
-  };
-}
-
 /**
- * Builds the API Request object. `short_message` gets the recipient URL appended after a space,
+ * Builds the API Request object. `short_message` gets `related.recipientUrl` appended after a space,
  * `long_message` an HTML anchor to it (after a line break), and `long_message_subject` is
  * generated when empty. `media` is present exactly when `related.media` is given.
  */
-export function presentRequest(
-  row: RequestRow,
-  related: RequestRelated,
-  config: Pick<Config, "publicBaseUrl">,
-): RequestView {
-  const url = recipientUrl(config, row.identifier);
+export function presentRequest(row: RequestRow, related: RequestRelated): RequestView {
+  const url = related.recipientUrl;
   const anchor = `<a href="${escapeAttribute(url)}">${escapeAttribute(url)}</a>`;
   const requesterName = related.requester
     ? `${related.requester.first_name} ${related.requester.last_name}`.trim()
@@ -168,6 +114,6 @@ export function presentRequest(
     created: row.created,
     updated: row.updated,
   };
-  if (related.media) view.media = related.media.map((m) => presentMediaSummary(m, config));
+  if (related.media) view.media = related.media.map(presentMediaInRequest);
   return view;
 }

@@ -9,6 +9,7 @@ import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/audit.writer.js";
 import type { AuthContext } from "../auth/auth.service.js";
+import { type BrandingService, recipientUrl } from "../branding/branding.service.js";
 import type { ContactWithMethods } from "../contacts/contacts.repository.js";
 import { type ContactsService, contactFields } from "../contacts/contacts.service.js";
 import { FieldErrors, Messages, parseRowId, requireObjectBody } from "../contacts/contacts.validation.js";
@@ -93,6 +94,8 @@ export class RequestsService {
     private readonly jobs: { enqueue(ex: Executor, kind: string, payload: unknown): Promise<number> },
     private readonly contacts: ContactsService,
     private readonly requesters: RequestersService,
+    /** The account's custom recipient host, for the recipient URL of its requests (branding feature). */
+    private readonly branding: Pick<BrandingService, "recipientHost">,
     /** Throws 422 when the account has no email template with this slug (notifications feature). */
     private readonly requireTemplate: (ex: Executor, accountId: number, slug: string) => Promise<void>,
   ) {}
@@ -232,11 +235,14 @@ export class RequestsService {
         !row.long_message_subject && !refs.requester
           ? ((await findAccountProfile(trx, auth.accountId))?.name ?? "")
           : "";
-      return presentRequest(
-        row,
-        { contacts, requester: refs.requester ?? null, media: [], ownerName },
-        this.config,
-      );
+      const host = await this.branding.recipientHost(trx, auth.accountId);
+      return presentRequest(row, {
+        contacts,
+        requester: refs.requester ?? null,
+        media: [],
+        ownerName,
+        recipientUrl: recipientUrl(this.config.publicBaseUrl, host, row.identifier),
+      });
     });
   }
 
@@ -248,7 +254,7 @@ export class RequestsService {
       countRequests(db, auth.accountId),
     ]);
     const loaded = await this.loadRelated(db, auth.accountId, rows);
-    return { results: loaded.map((l) => presentRequest(l.row, l.related, this.config)), count };
+    return { results: loaded.map((l) => presentRequest(l.row, l.related)), count };
   }
 
   /** GET /v1/request/counter/: requests sent (not drafts) by the account, as `count` and `counter`. */
@@ -271,7 +277,7 @@ export class RequestsService {
    */
   async getRequestView(ex: Executor | undefined, accountId: number, requestId: number): Promise<RequestView> {
     const loaded = await this.loadRequest(ex, accountId, requestId);
-    return presentRequest(loaded.row, loaded.related, this.config);
+    return presentRequest(loaded.row, loaded.related);
   }
 
   /** The request row and its related rows (contacts, requester, media, owner name); 404 when absent. */
@@ -293,16 +299,28 @@ export class RequestsService {
     return (await this.loadRelated(db, row.account_id, [row]))[0];
   }
 
+  /**
+   * The owner's public profile (account id, name, email) shown where a request names no requester
+   * and used in messages; undefined for an unknown account.
+   */
+  async ownerProfile(
+    ex: Executor | undefined,
+    accountId: number,
+  ): Promise<{ id: number; name: string; email: string } | undefined> {
+    const row = await findAccountProfile(ex ?? this.database.db, accountId);
+    return row && { id: accountId, name: row.name, email: row.email };
+  }
+
   private async present(ex: Executor, row: RequestRow): Promise<RequestView> {
     const [loaded] = await this.loadRelated(ex, row.account_id, [row]);
-    return presentRequest(loaded!.row, loaded!.related, this.config);
+    return presentRequest(loaded!.row, loaded!.related);
   }
 
   /** Loads contacts, requester, media and the owner's name for rows of one account, batched. */
   private async loadRelated(ex: Executor, accountId: number, rows: RequestRow[]): Promise<LoadedRequest[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const [links, media, requesters, profile] = await Promise.all([
+    const [links, media, requesters, profile, host] = await Promise.all([
       contactLinksOf(ex, ids),
       mediaOfRequests(ex, ids),
       this.requesters.loadByIds(
@@ -313,6 +331,7 @@ export class RequestsService {
       rows.some((r) => !r.long_message_subject && !r.requester_id)
         ? findAccountProfile(ex, accountId)
         : undefined,
+      this.branding.recipientHost(ex, accountId),
     ]);
     const contacts = await this.contacts.loadContacts(ex, accountId, [
       ...new Set(links.map((l) => l.contact_id)),
@@ -327,6 +346,7 @@ export class RequestsService {
         requester: row.requester_id ? (requesters.get(row.requester_id) ?? null) : null,
         media: media.filter((m) => m.request_id === row.id),
         ownerName: profile?.name || "",
+        recipientUrl: recipientUrl(this.config.publicBaseUrl, host, row.identifier),
       },
     }));
   }

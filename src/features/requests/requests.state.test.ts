@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiCaller } from "../../../test/helpers/api.js";
 import {
   createTestAccount,
   createTestApp,
@@ -18,13 +19,10 @@ describe("request state rules, media, deletion and audit", () => {
   });
   afterAll(async () => t?.close());
 
-  const call = (method: string, url: string, payload?: unknown, who: TestAccount = owner) =>
-    t.app.inject({
-      method: method as "GET",
-      url,
-      headers: who.headers,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    });
+  const call = apiCaller(
+    () => t,
+    () => owner,
+  );
   const db = () => t.container.database.db;
 
   /** Media rows are written by the media feature; here they are inserted as it would store them. */

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { createTwoAccountApp } from "../../../test/helpers/api.js";
+import type { TestAccount, TestApp } from "../../../test/helpers/app.js";
 
 describe("email_template_slug on requests", () => {
   let t: TestApp;
@@ -12,9 +8,7 @@ describe("email_template_slug on requests", () => {
   let other: TestAccount;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
+    ({ t, owner, other } = await createTwoAccountApp());
     const created = await t.app.inject({
       method: "POST",
       url: "/v1/email_template/",

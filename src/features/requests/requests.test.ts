@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiCaller, createTwoAccountApp } from "../../../test/helpers/api.js";
 import {
   createTestAccount,
   createTestApp,
@@ -15,9 +16,7 @@ describe("requests API", () => {
   let other: TestAccount;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
+    ({ t, owner, other } = await createTwoAccountApp());
     // email_template_slug must name one of the account's templates.
     const template = await t.app.inject({
       method: "POST",
@@ -29,13 +28,10 @@ describe("requests API", () => {
   });
   afterAll(async () => t?.close());
 
-  const call = (method: string, url: string, payload?: unknown, who: TestAccount = owner) =>
-    t.app.inject({
-      method: method as "GET",
-      url,
-      headers: who.headers,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    });
+  const call = apiCaller(
+    () => t,
+    () => owner,
+  );
 
   it("creates a request with an inline contact, an existing contact and a requester: the full Request object", async () => {
     const requester = (
