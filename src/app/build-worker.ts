@@ -13,6 +13,7 @@ export function buildWorker(container: Container): Worker {
       leaseMs: config.JOB_LEASE_SECONDS * 1000,
       pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
       listenUrl: container.database.dialect === "postgres" ? config.DATABASE_URL : undefined,
+      retentionMs: config.JOB_RETENTION_HOURS * 3600_000,
     },
     container.logger.child({ component: "worker" }),
   );

@@ -405,6 +405,12 @@ export const settings = {
     example: "5000",
     parse: int(5000, 1),
   },
+  JOB_RETENTION_HOURS: {
+    group: "worker",
+    doc: "Finished jobs (done or dead) are deleted this long after they finish.",
+    example: "168",
+    parse: int(168, 1),
+  },
   JOB_SHUTDOWN_GRACE_MS: {
     group: "worker",
     doc: "On SIGTERM, how long running jobs may finish before they are released to other workers.",

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
 
@@ -43,8 +43,31 @@ export function createDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 10000");
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: "sqlite", destroy: () => db.destroy() };
+}
+
+/**
+ * Reuses prepared statements by SQL text (bounded, least recently used out). Kysely prepares every
+ * query anew; the same few hundred statements run all day. Safe because Kysely's SQLite driver runs
+ * one statement at a time on its single connection.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
 }
 
 /** Database options from the configuration: PostgreSQL when DATABASE_URL is set, else SQLite in the data dir. */

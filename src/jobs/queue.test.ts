@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createTestApp, type TestApp } from "../../test/helpers/app.js";
 import { eventually, spawnFerry } from "../../test/helpers/process.js";
 import { buildWorker } from "../app/build-worker.js";
@@ -160,6 +160,38 @@ describe("job queue", () => {
   });
 });
 
+describe("job retention", () => {
+  it("purges finished jobs after their retention, never queued or running ones", async () => {
+    const t = await createTestApp();
+    onTestFinished(() => t.close());
+    const { db } = t.container.database;
+    const queue = new JobQueue(t.container.database, t.clock, { maxAttempts: 1, backoffBaseMs: 1000 });
+    const done = await queue.enqueue(db, "custom.purge", {});
+    const dead = await queue.enqueue(db, "custom.purge", {});
+    const [a, b] = await queue.claim("w-purge", 2, 60_000, ["custom.purge"]);
+    await queue.complete(a!.id, "w-purge");
+    await queue.fail(b!, "w-purge", "boom");
+    t.clock.advance(3600_000);
+    const waiting = await queue.enqueue(db, "custom.purge", {});
+    const finishedRecently = await queue.enqueue(db, "custom.purge", {});
+    const [c] = await queue.claim("w-purge", 1, 60_000, ["custom.purge"]);
+    expect(c?.id).toBe(waiting);
+    await queue.complete(c!.id, "w-purge");
+    expect(await queue.purgeFinished(1800_000)).toBe(2);
+    const left = await db
+      .selectFrom("jobs")
+      .select(["id", "state"])
+      .where("kind", "=", "custom.purge")
+      .orderBy("id")
+      .execute();
+    expect(left).toEqual([
+      { id: waiting, state: "done" },
+      { id: finishedRecently, state: "queued" },
+    ]);
+    expect([done, dead].every((id) => !left.some((r) => r.id === id))).toBe(true);
+  });
+});
+
 describe("job queue across worker processes", () => {
   let t: TestApp;
   let dir: string;
@@ -236,12 +268,16 @@ describe("job queue across worker processes", () => {
   it("two worker processes never run the same job, and every job runs once", async () => {
     const { db } = t.container.database;
     const file = join(dir, "shared.log");
-    const ids: number[] = [];
-    for (let i = 0; i < 40; i++)
-      ids.push(await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 20 }));
+    // Both workers are up before any job exists, so neither can drain the queue alone.
     const a = spawnFerry(["worker"], workerEnv());
     const b = spawnFerry(["worker"], workerEnv());
     procs.push(a, b);
+    await eventually(() => a.stdout().includes("started") && b.stdout().includes("started"), 30_000);
+    const ids: number[] = [];
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 40; i++)
+        ids.push(await t.container.jobs.enqueue(trx, "diagnostic.record", { file, delayMs: 50 }));
+    });
     await eventually(async () => {
       const rows = await db.selectFrom("jobs").select("state").where("id", "in", ids).execute();
       return rows.every((r) => r.state === "done");

@@ -78,22 +78,36 @@ export class JobQueue {
     const now = this.clock.now();
     const nowTs = toTimestamp(now);
     const leaseUntil = toTimestamp(new Date(now.getTime() + leaseMs));
+    // Two index range scans instead of one sorted OR: jobs whose worker died first (rare), then
+    // due jobs in run_at order. Each pick is claimed by its own UPDATE so SKIP LOCKED applies.
+    const expired = await this.claimWhere(workerId, limit, leaseUntil, nowTs, kinds, "running", "locked_until", "<");
+    if (expired.length >= limit) return expired;
+    const due = await this.claimWhere(workerId, limit - expired.length, leaseUntil, nowTs, kinds, "queued", "run_at", "<=");
+    return [...expired, ...due].sort((a, b) => a.id - b.id);
+  }
+
+  private async claimWhere(
+    workerId: string,
+    limit: number,
+    leaseUntil: string,
+    nowTs: string,
+    kinds: string[] | undefined,
+    state: "queued" | "running",
+    column: "run_at" | "locked_until",
+    op: "<" | "<=",
+  ): Promise<JobRow[]> {
     const { db } = this.database;
     const pick = db
       .selectFrom("jobs")
       .select("id")
-      .where((eb) =>
-        eb.or([
-          eb.and([eb("state", "=", "queued"), eb("run_at", "<=", nowTs)]),
-          eb.and([eb("state", "=", "running"), eb("locked_until", "<", nowTs)]),
-        ]),
-      )
+      .where("state", "=", state)
+      .where(column, op, nowTs)
       .$if(kinds !== undefined, (q) => q.where("kind", "in", kinds ?? []))
-      .orderBy("run_at")
+      .orderBy(column)
       .orderBy("id")
       .limit(limit)
       .$if(this.database.dialect === "postgres", (q) => q.forUpdate().skipLocked());
-    const rows = await db
+    return db
       .updateTable("jobs")
       .set((eb) => ({
         state: "running",
@@ -105,7 +119,17 @@ export class JobQueue {
       .where("id", "in", pick)
       .returningAll()
       .execute();
-    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Deletes finished jobs (done or dead) older than `olderThanMs`; returns how many. */
+  async purgeFinished(olderThanMs: number): Promise<number> {
+    const cutoff = toTimestamp(new Date(this.clock.now().getTime() - olderThanMs));
+    const res = await this.database.db
+      .deleteFrom("jobs")
+      .where("state", "in", ["done", "dead"])
+      .where("finished_at", "<", cutoff)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
   }
 
   /** Extends the lease of a job this worker still holds; false when the lease was lost. */

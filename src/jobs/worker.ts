@@ -22,7 +22,11 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   /** PostgreSQL URL to LISTEN for wake-ups; undefined on SQLite. */
   listenUrl?: string | undefined;
+  /** Finished jobs older than this are deleted (checked every 10 minutes); undefined keeps them. */
+  retentionMs?: number | undefined;
 }
+
+const PURGE_EVERY_MS = 10 * 60_000;
 
 /**
  * Runs jobs from the queue: claims up to `concurrency` at a time, heartbeats their leases, retries
@@ -74,9 +78,22 @@ export class Worker {
     this.wake?.();
   }
 
+  private lastPurge = 0;
+
+  private purgeIfDue(): void {
+    const retention = this.options.retentionMs;
+    if (retention === undefined || Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = Date.now();
+    // Idempotent: several workers purging at once delete the same rows once.
+    void this.queue
+      .purgeFinished(retention)
+      .catch((err: Error) => this.logger.warn({ err: err.message }, "could not purge finished jobs"));
+  }
+
   private async run(): Promise<void> {
     while (!this.stopped) {
       this.wakeRequested = false;
+      this.purgeIfDue();
       const free = this.options.concurrency - this.running.size;
       let claimed: JobRow[] = [];
       if (free > 0) {

@@ -83,6 +83,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   ).execute();
   await db.schema.createIndex("jobs_ready_idx").on("jobs").columns(["state", "run_at"]).execute();
   await db.schema.createIndex("jobs_lease_idx").on("jobs").columns(["state", "locked_until"]).execute();
+  await db.schema.createIndex("jobs_finished_idx").on("jobs").columns(["state", "finished_at"]).execute();
 }
 
 /** Drops everything created above. */
