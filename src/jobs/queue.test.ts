@@ -192,6 +192,40 @@ describe("job retention", () => {
   });
 });
 
+describe("singleton jobs", () => {
+  it("queues a recurring job only when none of its kind is pending, even when asked concurrently", async () => {
+    const t = await createTestApp();
+    onTestFinished(() => t.close());
+    const { db } = t.container.database;
+    const queue = t.container.jobs;
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => queue.enqueueUnlessPending(db, "custom.sweep")),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [job] = await queue.claim("w-sweep", 1, 60_000, ["custom.sweep"]);
+    // While it runs, nobody else may queue one; the run itself may queue its successor, once.
+    expect(await queue.enqueueUnlessPending(db, "custom.sweep")).toBe(false);
+    const next = new Date(t.clock.now().getTime() + 60_000);
+    expect(await queue.enqueueUnlessPending(db, "custom.sweep", { runAt: next, exceptJobId: job!.id })).toBe(
+      true,
+    );
+    expect(await queue.enqueueUnlessPending(db, "custom.sweep", { runAt: next, exceptJobId: job!.id })).toBe(
+      false,
+    );
+    await queue.complete(job!.id, "w-sweep");
+    const rows = await db
+      .selectFrom("jobs")
+      .select(["state", "run_at"])
+      .where("kind", "=", "custom.sweep")
+      .orderBy("id")
+      .execute();
+    expect(rows).toEqual([
+      { state: "done", run_at: expect.any(String) },
+      { state: "queued", run_at: "2026-01-15T10:01:00.000000Z" },
+    ]);
+  });
+});
+
 describe("job queue across worker processes", () => {
   let t: TestApp;
   let dir: string;

@@ -59,6 +59,39 @@ export class JobQueue {
     return row.id;
   }
 
+  /**
+   * Queues a singleton job of `kind` at `runAt` unless a job of that kind is already queued or
+   * running (other than `exceptJobId`: a recurring job scheduling its own next run). Atomic across
+   * workers: one INSERT … WHERE NOT EXISTS, serialised per kind by an advisory lock on PostgreSQL
+   * (SQLite serialises writers). Returns true when it queued a job.
+   */
+  async enqueueUnlessPending(
+    ex: Executor,
+    kind: string,
+    options: EnqueueOptions & { exceptJobId?: number } = {},
+  ): Promise<boolean> {
+    if (this.database.dialect === "postgres" && !ex.isTransaction) {
+      return ex.transaction().execute((trx) => this.enqueueUnlessPending(trx, kind, options));
+    }
+    if (this.database.dialect === "postgres") {
+      await sql`select pg_advisory_xact_lock(hashtext(${`ferry-job:${kind}`}))`.execute(ex);
+    }
+    const now = toTimestamp(this.clock.now());
+    const runAt = toTimestamp(options.runAt ?? this.clock.now());
+    const maxAttempts = options.maxAttempts ?? this.defaults.maxAttempts;
+    const result = await sql`
+      insert into jobs (kind, payload, state, run_at, attempts, max_attempts, created, updated)
+      select ${kind}, '{}', 'queued', ${runAt}, 0, ${maxAttempts}, ${now}, ${now}
+      where not exists (
+        select 1 from jobs where kind = ${kind} and state in ('queued', 'running') and id <> ${options.exceptJobId ?? 0}
+      )`.execute(ex);
+    const queued = Number(result.numAffectedRows ?? 0) > 0;
+    if (queued && this.database.dialect === "postgres")
+      await sql`select pg_notify(${JOBS_CHANNEL}, ${kind})`.execute(ex);
+    if (queued) setTimeout(() => this.wakeLocal(), 5).unref();
+    return queued;
+  }
+
   /** Registers an in-process wake-up callback; returns a function that removes it. */
   onEnqueue(wake: () => void): () => void {
     this.localWakers.add(wake);
@@ -80,9 +113,27 @@ export class JobQueue {
     const leaseUntil = toTimestamp(new Date(now.getTime() + leaseMs));
     // Two index range scans instead of one sorted OR: jobs whose worker died first (rare), then
     // due jobs in run_at order. Each pick is claimed by its own UPDATE so SKIP LOCKED applies.
-    const expired = await this.claimWhere(workerId, limit, leaseUntil, nowTs, kinds, "running", "locked_until", "<");
+    const expired = await this.claimWhere(
+      workerId,
+      limit,
+      leaseUntil,
+      nowTs,
+      kinds,
+      "running",
+      "locked_until",
+      "<",
+    );
     if (expired.length >= limit) return expired;
-    const due = await this.claimWhere(workerId, limit - expired.length, leaseUntil, nowTs, kinds, "queued", "run_at", "<=");
+    const due = await this.claimWhere(
+      workerId,
+      limit - expired.length,
+      leaseUntil,
+      nowTs,
+      kinds,
+      "queued",
+      "run_at",
+      "<=",
+    );
     return [...expired, ...due].sort((a, b) => a.id - b.id);
   }
 

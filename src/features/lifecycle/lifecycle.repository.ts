@@ -121,20 +121,3 @@ export async function removeRequestMedia(
   await ex.deleteFrom("media_parts").where("media_id", "in", ids).execute();
   return parts.map((p) => ({ store: p.blob_store, key: p.blob_key }));
 }
-
-/**
- * True when another sweep job should be the one to schedule the next run: a queued sweep other than
- * `jobId` exists, or an older sweep is running.
- */
-export async function otherSweepScheduled(ex: Executor, kind: string, jobId: number): Promise<boolean> {
-  const row = await ex
-    .selectFrom("jobs")
-    .select("id")
-    .where("kind", "=", kind)
-    .where("id", "!=", jobId)
-    .where((eb) =>
-      eb.or([eb("state", "=", "queued"), eb.and([eb("state", "=", "running"), eb("id", "<", jobId)])]),
-    )
-    .executeTakeFirst();
-  return row !== undefined;
-}

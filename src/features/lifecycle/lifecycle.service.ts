@@ -11,7 +11,6 @@ import {
   findDuePushExpiries,
   markPullComplete,
   markPushExpired,
-  otherSweepScheduled,
   removeRequestMedia,
 } from "./lifecycle.repository.js";
 
@@ -128,19 +127,18 @@ export class LifecycleService {
     }
   }
 
-  /** Queues the first sweep if none is queued (called when a worker is built). */
+  /** Queues the first sweep if none is pending (called when a worker is built). */
   async ensureSweepScheduled(): Promise<void> {
-    const { db } = this.database;
-    if (await otherSweepScheduled(db, SWEEP_JOB, 0)) return;
-    await this.jobs.enqueue(db, SWEEP_JOB, {}, { maxAttempts: 1_000_000 });
+    await this.jobs.enqueueUnlessPending(this.database.db, SWEEP_JOB, { maxAttempts: 1_000_000 });
   }
 
-  /** The sweep job: queues its next run (unless another sweep will), then expires what is due. */
+  /** The sweep job: queues its next run (unless another sweep is pending), then expires what is due. */
   async runSweepJob(jobId: number): Promise<void> {
-    await this.database.db.transaction().execute(async (trx) => {
-      if (await otherSweepScheduled(trx, SWEEP_JOB, jobId)) return;
-      const runAt = new Date(this.clock.now().getTime() + this.sweepIntervalSeconds * 1000);
-      await this.jobs.enqueue(trx, SWEEP_JOB, {}, { runAt, maxAttempts: 1_000_000 });
+    const runAt = new Date(this.clock.now().getTime() + this.sweepIntervalSeconds * 1000);
+    await this.jobs.enqueueUnlessPending(this.database.db, SWEEP_JOB, {
+      runAt,
+      maxAttempts: 1_000_000,
+      exceptJobId: jobId,
     });
     await this.expireDuePushRequests();
   }
