@@ -49,6 +49,14 @@ export interface AuditEntriesTable {
   etag: string;
   prev_hash: string;
   hash: string;
+  /** Per filter column: the entry's position among the account's entries with the same value (migration 0008). */
+  partition_key_ord: Generated<number>;
+  code_ord: Generated<number>;
+  related_model_ord: Generated<number>;
+  path_ord: Generated<number>;
+  from_address_ord: Generated<number>;
+  method_ord: Generated<number>;
+  content_type_ord: Generated<number>;
 }
 
 export interface AuditChainHeadsTable {

@@ -45,6 +45,53 @@ export async function searchEntries(
   return scoped(ex, scope).selectAll().orderBy("seq", "desc").limit(limit).offset(offset).execute();
 }
 
+/** Each exact filter's ordinal column: an entry's position among the account's entries with that value. */
+export const ORDINAL_COLUMNS = {
+  partition_key: "partition_key_ord",
+  code: "code_ord",
+  related_model: "related_model_ord",
+  path: "path_ord",
+  from_address: "from_address_ord",
+  method: "method_ord",
+  content_type: "content_type_ord",
+} as const satisfies Record<keyof AuditFilters, keyof AuditEntriesTable>;
+
+/** An ordinal column of audit_entries. */
+export type OrdinalColumn = (typeof ORDINAL_COLUMNS)[keyof AuditFilters];
+
+/**
+ * The `ordinal` of the scope's newest entry (`"newest"`, seq ≤ maxSeq) or of the account's oldest
+ * entry with the filter's value (`"oldest"`, maxSeq ignored): one seek on the filter's index.
+ * Undefined when no entry matches.
+ */
+export async function findOrdinal(
+  ex: Executor,
+  scope: AuditSearchScope,
+  ordinal: OrdinalColumn,
+  end: "newest" | "oldest",
+): Promise<number | undefined> {
+  const row = await scoped(ex, end === "newest" ? scope : { ...scope, maxSeq: undefined })
+    .select(ordinal)
+    .orderBy("seq", end === "newest" ? "desc" : "asc")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? Number(row[ordinal]) : undefined;
+}
+
+/** The SQL and parameters of findOrdinal (for printing query plans in benchmarks). */
+export function compileFindOrdinal(
+  ex: Executor,
+  scope: AuditSearchScope,
+  ordinal: OrdinalColumn,
+  end: "newest" | "oldest",
+) {
+  return scoped(ex, end === "newest" ? scope : { ...scope, maxSeq: undefined })
+    .select(ordinal)
+    .orderBy("seq", end === "newest" ? "desc" : "asc")
+    .limit(1)
+    .compile();
+}
+
 /** How many entries the scope holds (counted on the filter's index). */
 export async function countEntries(ex: Executor, scope: AuditSearchScope): Promise<number> {
   const row = await scoped(ex, scope)

@@ -1,12 +1,15 @@
-import type { Database } from "../../db/database.js";
+import type { Database, Executor } from "../../db/database.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import { parsePageRequest } from "../../shared/pagination.js";
 import { type LogEntry, type Marker, presentLogEntry, presentMarker } from "./audit.presenter.js";
 import {
+  type AuditEntryRow,
   type AuditFilters,
   type AuditSearchScope,
   countChainEntries,
   countEntries,
+  findOrdinal,
+  ORDINAL_COLUMNS,
   searchEntries,
 } from "./audit.repository.js";
 
@@ -99,6 +102,34 @@ export function readFilters(query: LogSearchQuery): AuditFilters {
   return filters;
 }
 
+/**
+ * How many entries `scope` holds, `first` being its entry at position `offset` (if any). Without
+ * filters: from the chain's bounds. With one filter: newest ordinal − oldest ordinal + 1 of that
+ * filter's column (entries with one value are numbered 1, 2, 3… and retention removes only the
+ * oldest, so an intact chain numbers them contiguously; `ferry audit verify` checks the chain). With
+ * several filters: a COUNT over one index range.
+ */
+async function countMatches(
+  db: Executor,
+  scope: AuditSearchScope,
+  first: AuditEntryRow | undefined,
+  offset: number,
+): Promise<number> {
+  const columns = Object.keys(scope.filters) as (keyof AuditFilters)[];
+  if (columns.length === 0) return countChainEntries(db, scope.accountId, scope.maxSeq);
+  const only = columns.length === 1 ? columns[0] : undefined;
+  if (only === undefined) return countEntries(db, scope);
+  if (!first && offset === 0) return 0;
+  const ordinal = ORDINAL_COLUMNS[only];
+  const top = first ? Number(first[ordinal]) : await findOrdinal(db, scope, ordinal, "newest");
+  if (top === undefined) return 0;
+  const oldest = await findOrdinal(db, scope, ordinal, "oldest");
+  const newest = first ? top + offset : top;
+  // Entries stored without an ordinal (0: inserted behind the writer's back) are counted by rows.
+  if (top < 1 || oldest === undefined || oldest < 1 || newest < oldest) return countEntries(db, scope);
+  return newest - oldest + 1;
+}
+
 /** Searches an account's audit log (spec: Log endpoint). */
 export class AuditService {
   constructor(private readonly database: Database) {}
@@ -120,14 +151,10 @@ export class AuditService {
     const scope: AuditSearchScope = { accountId, filters: readFilters(query), maxSeq };
     const { db } = this.database;
     const rows = await searchEntries(db, scope, page.pageSize + 1, page.offset);
-    // The count is the costly part (one index range): skip it when this is the last page, and
-    // take it from the chain's bounds when nothing is filtered.
     const count =
       rows.length <= page.pageSize && rows.length > 0
-        ? page.offset + rows.length
-        : Object.keys(scope.filters).length === 0
-          ? await countChainEntries(db, accountId, maxSeq)
-          : await countEntries(db, scope);
+        ? page.offset + rows.length // the last page: known from the rows read
+        : await countMatches(db, scope, rows[0], page.offset);
     const totalPages = Math.max(1, Math.ceil(count / page.pageSize));
     if (page.page > totalPages) throw new AppError("RESOURCE_NOT_FOUND", "Invalid page.");
     const next = rows.length > page.pageSize ? rows[page.pageSize] : undefined;

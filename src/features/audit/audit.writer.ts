@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { type RawBuilder, sql } from "kysely";
 import type { Database, Executor } from "../../db/database.js";
+import type { AuditEntriesTable } from "../../db/schema.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
 
@@ -112,27 +114,136 @@ export function etagForHash(hash: string): string {
   return `W/"${hash.slice(0, 32)}"`;
 }
 
-/** Appends audit entries to each account's hash chain. */
+/** An account's chain head: the seq and hash of its newest entry. */
+interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/** Filter columns whose ordinals the writer stores (see ORDINAL_COLUMNS in the repository). */
+const ORDINALS = [
+  ["partition_key", "partition_key_ord"],
+  ["code", "code_ord"],
+  ["related_model", "related_model_ord"],
+  ["path", "path_ord"],
+  ["from_address", "from_address_ord"],
+  ["method", "method_ord"],
+  ["content_type", "content_type_ord"],
+] as const;
+
+/** How many accounts' heads a writer remembers (each a few dozen bytes). */
+const CACHED_HEADS = 10_000;
+
+/**
+ * Appends audit entries to each account's hash chain.
+ *
+ * The writer remembers the last head it saw per account and appends with a compare-and-set on the
+ * head row (`UPDATE … WHERE seq = ? AND hash = ?`): on PostgreSQL that and the insert are one
+ * statement, so a standalone entry (AAA-0010) is one round trip, committed before it returns. When
+ * the remembered head is stale (another process wrote, a transaction rolled back) the compare fails,
+ * nothing is written, and the writer takes the locking path (upsert-and-increment of the head row).
+ */
 export class AuditWriter {
+  private readonly heads = new Map<number, ChainHead>();
+  private readonly queues = new Map<number, Promise<void>>();
+
   constructor(
-    // Kept in the constructor contract (container, tests); writes go through the executor given.
-    // biome-ignore lint/correctness/noUnusedPrivateClassMembers: see above
     private readonly database: Database,
     private readonly clock: Clock,
   ) {}
 
   /**
    * Writes one entry inside `ex` (pass the transaction of the change it records, so both commit
-   * together). Serialises per account on the chain head row. Outside a transaction it opens one.
+   * together). Serialises per account on the chain head row. Given no transaction, the entry is
+   * committed on its own before the promise resolves.
    */
   async write(ex: Executor, event: AuditEvent): Promise<void> {
-    if (!ex.isTransaction) {
-      await ex.transaction().execute((trx) => this.write(trx, event));
+    if (ex.isTransaction) {
+      if (!(await this.appendToKnownHead(ex, event))) await this.appendLocked(ex, event);
       return;
     }
-    const timestamp = toTimestamp(this.clock.now());
+    // This process's standalone writers of one account go one after another, each on the head the
+    // previous one left, so their compare-and-set does not fail. Writers inside a transaction never
+    // wait here (one could hold the head row lock a queued writer waits for).
+    const accountId = event.accountId;
+    const run = (this.queues.get(accountId) ?? Promise.resolve()).then(() => this.writeAlone(ex, event));
+    const tail = run.catch(() => undefined);
+    this.queues.set(accountId, tail);
+    try {
+      await run;
+    } finally {
+      if (this.queues.get(accountId) === tail) this.queues.delete(accountId);
+    }
+  }
+
+  private async writeAlone(db: Executor, event: AuditEvent): Promise<void> {
+    // PostgreSQL: the compare-and-set statement commits on its own (autocommit).
+    if (this.database.dialect === "postgres" && (await this.appendToKnownHead(db, event))) return;
+    await db.transaction().execute(async (trx) => {
+      if (this.database.dialect === "postgres" || !(await this.appendToKnownHead(trx, event))) {
+        await this.appendLocked(trx, event);
+      }
+    });
+  }
+
+  /** Appends after the remembered head if it is still the stored head; false (nothing written) if not. */
+  private async appendToKnownHead(ex: Executor, event: AuditEvent): Promise<boolean> {
+    const known = this.heads.get(event.accountId);
+    if (!known) return false;
+    const entry = this.entryAfter(known, event);
+    let appended: boolean;
+    if (this.database.dialect === "postgres") {
+      const res = await ex
+        .with("head", (db) =>
+          db
+            .updateTable("audit_chain_heads")
+            .set({ seq: entry.values.seq, hash: entry.values.hash })
+            .where("account_id", "=", event.accountId)
+            .where("seq", "=", known.seq)
+            .where("hash", "=", known.hash)
+            .returning("account_id"),
+        )
+        .insertInto("audit_entries")
+        .columns([
+          ...Object.keys(entry.values),
+          ...Object.keys(entry.ordinals),
+        ] as (keyof AuditEntriesTable)[])
+        .expression((eb) =>
+          eb.selectFrom("head").select([
+            // Parameters in a SELECT list have no type to infer: cast them to their columns' types.
+            ...Object.entries(entry.values).map(([column, value]) =>
+              sql`cast(${value} as ${sql.raw(typeof value === "number" ? "bigint" : "text")})`.as(column),
+            ),
+            ...Object.entries(entry.ordinals).map(([column, expression]) => expression.as(column)),
+          ]),
+        )
+        .executeTakeFirst();
+      appended = Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
+    } else {
+      // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
+      const res = await ex
+        .updateTable("audit_chain_heads")
+        .set({ seq: entry.values.seq, hash: entry.values.hash })
+        .where("account_id", "=", event.accountId)
+        .where("seq", "=", known.seq)
+        .where("hash", "=", known.hash)
+        .executeTakeFirst();
+      appended = Number(res.numUpdatedRows) === 1;
+      if (appended)
+        await ex
+          .insertInto("audit_entries")
+          .values({ ...entry.values, ...entry.ordinals })
+          .execute();
+    }
+    if (appended) this.remember(event.accountId, { seq: entry.values.seq, hash: entry.values.hash });
+    else this.heads.delete(event.accountId);
+    return appended;
+  }
+
+  /** Appends after the stored head, locking the head row until `trx` ends (creates it on first use). */
+  private async appendLocked(trx: Executor, event: AuditEvent): Promise<void> {
     // Upsert-and-increment locks the head row until commit: concurrent writers queue here.
-    const head = await ex
+    const head = await trx
       .insertInto("audit_chain_heads")
       .values({ account_id: event.accountId, seq: 1, hash: CHAIN_GENESIS })
       .onConflict((oc) =>
@@ -140,7 +251,23 @@ export class AuditWriter {
       )
       .returning(["seq", "hash"])
       .executeTakeFirstOrThrow();
-    const seq = Number(head.seq);
+    const entry = this.entryAfter({ seq: Number(head.seq) - 1, hash: head.hash }, event);
+    await trx
+      .insertInto("audit_entries")
+      .values({ ...entry.values, ...entry.ordinals })
+      .execute();
+    await trx
+      .updateTable("audit_chain_heads")
+      .set({ hash: entry.values.hash })
+      .where("account_id", "=", event.accountId)
+      .execute();
+    this.remember(event.accountId, { seq: entry.values.seq, hash: entry.values.hash });
+  }
+
+  /** The row of the entry that follows `prev` in the account's chain (ordinals as subqueries). */
+  private entryAfter(prev: ChainHead, event: AuditEvent) {
+    const seq = prev.seq + 1;
+    const timestamp = toTimestamp(this.clock.now());
     const fields: ChainedFields = {
       seq,
       partition_key: partitionKeyFor(event.accountId, timestamp),
@@ -157,23 +284,38 @@ export class AuditWriter {
       data: truncate(redactSecrets(event.data ?? ""), 4000),
       content_type: truncate(event.contentType ?? "", 200),
     };
-    const hash = chainHash(head.hash, fields);
-    await ex
-      .insertInto("audit_entries")
-      .values({
-        ...fields,
-        account_id: event.accountId,
-        etag: etagForHash(hash),
-        prev_hash: head.hash,
-        hash,
-      })
-      .execute();
-    await ex
-      .updateTable("audit_chain_heads")
-      .set({ hash })
-      .where("account_id", "=", event.accountId)
-      .execute();
+    const hash = chainHash(prev.hash, fields);
+    const ordinals = Object.fromEntries(
+      ORDINALS.map(([column, ordinal]) => [
+        ordinal,
+        ordinalAfter(event.accountId, column, ordinal, fields[column]),
+      ]),
+    ) as Record<(typeof ORDINALS)[number][1], RawBuilder<number>>;
+    return {
+      values: { ...fields, account_id: event.accountId, etag: etagForHash(hash), prev_hash: prev.hash, hash },
+      ordinals,
+    };
   }
+
+  private remember(accountId: number, head: ChainHead): void {
+    this.heads.delete(accountId);
+    this.heads.set(accountId, head);
+    if (this.heads.size > CACHED_HEADS) {
+      const oldest = this.heads.keys().next().value;
+      if (oldest !== undefined) this.heads.delete(oldest);
+    }
+  }
+}
+
+/**
+ * The entry's ordinal for `column`, evaluated in the statement that inserts it: 1 + the ordinal of
+ * the account's newest entry with the same value (one seek on the (account_id, column, seq) index).
+ * Empty values are never searched (an empty filter filters nothing): 0, no seek.
+ */
+function ordinalAfter(accountId: number, column: string, ordinal: string, value: string): RawBuilder<number> {
+  return value === ""
+    ? sql<number>`0`
+    : sql<number>`coalesce((select ${sql.ref(ordinal)} from audit_entries where account_id = ${accountId} and ${sql.ref(column)} = ${value} order by seq desc limit 1), 0) + 1`;
 }
 
 const SECRET_PATTERNS = [
