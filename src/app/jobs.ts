@@ -15,7 +15,7 @@ export function buildJobHandlers(container: Container): Map<string, JobHandler> 
   const handlers = new Map<string, JobHandler>();
   // Audit retention (issue 8): prunes, then queues its next run; the first run is queued here when
   // a worker is built (no-op while AUDIT_RETENTION_DAYS is 0).
-  handlers.set(AUDIT_RETENTION_JOB, () => container.auditRetention.runJob());
+  handlers.set(AUDIT_RETENTION_JOB, (_payload, job) => container.auditRetention.runJob(job.id));
   container.auditRetention
     .ensureScheduled()
     .catch((err: Error) => container.logger.warn({ err: err.message }, "could not schedule audit retention"));

@@ -2,12 +2,7 @@ import type { Database } from "../../db/database.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
-import {
-  accountsWithEntriesBefore,
-  deleteThroughSeq,
-  entriesInChainOrder,
-  hasQueuedJob,
-} from "./audit.repository.js";
+import { accountsWithEntriesBefore, deleteThroughSeq, entriesInChainOrder } from "./audit.repository.js";
 
 /** Job kind of the recurring retention run. */
 export const AUDIT_RETENTION_JOB = "audit.retention";
@@ -69,24 +64,21 @@ export class AuditRetentionService {
     return { accounts: accounts.length, deleted };
   }
 
-  /** Queues the next retention run unless one is already queued (no-op when retention is off). */
-  async ensureScheduled(delayMs = 0): Promise<void> {
+  /**
+   * Queues a retention run `delayMs` from now unless one is pending (no-op when retention is off);
+   * `exceptJobId` is the run that schedules its successor.
+   */
+  async ensureScheduled(delayMs = 0, exceptJobId?: number): Promise<void> {
     if (!this.enabled) return;
-    const { db } = this.database;
-    if (await hasQueuedJob(db, AUDIT_RETENTION_JOB)) return;
-    await this.jobs.enqueue(
-      db,
-      AUDIT_RETENTION_JOB,
-      {},
-      {
-        runAt: new Date(this.clock.now().getTime() + delayMs),
-      },
-    );
+    await this.jobs.enqueueUnlessPending(this.database.db, AUDIT_RETENTION_JOB, {
+      runAt: new Date(this.clock.now().getTime() + delayMs),
+      ...(exceptJobId === undefined ? {} : { exceptJobId }),
+    });
   }
 
   /** The job: prune, then queue the next run an interval later. */
-  async runJob(): Promise<void> {
+  async runJob(jobId: number): Promise<void> {
     await this.prune();
-    await this.ensureScheduled(RETENTION_INTERVAL_MS);
+    await this.ensureScheduled(RETENTION_INTERVAL_MS, jobId);
   }
 }

@@ -219,17 +219,6 @@ export async function deleteThroughSeq(
   return deleted;
 }
 
-/** True when a job of `kind` is waiting in the queue. */
-export async function hasQueuedJob(ex: Executor, kind: string): Promise<boolean> {
-  const row = await ex
-    .selectFrom("jobs")
-    .select("id")
-    .where("kind", "=", kind)
-    .where("state", "=", "queued")
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** The SQL and parameters of the count query behind `total_pages` (for printing query plans). */
 export function compileCount(ex: Executor, scope: AuditSearchScope) {
   return scoped(ex, scope)
