@@ -5,7 +5,6 @@
 import type { Readable } from "node:stream";
 import { LocalBlobStore } from "./local-blob-store.js";
 import { MemoryBlobStore } from "./memory-blob-store.js";
-import { S3BlobStore } from "./s3-blob-store.js";
 
 export {
   assertValidBlobKey,
@@ -76,15 +75,21 @@ export type BlobStoreOptions =
       forcePathStyle: boolean;
     };
 
-/** Builds the blob store selected by `options.kind`; the only place an implementation is chosen. */
-export function createBlobStore(options: BlobStoreOptions): BlobStore {
+/**
+ * Builds the blob store selected by `options.kind`; the only place an implementation is chosen.
+ * The S3 adapter (and with it the AWS SDK, tens of MB and a slower start) is loaded only when
+ * selected, so local deployments never pay for it.
+ */
+export async function createBlobStore(options: BlobStoreOptions): Promise<BlobStore> {
   switch (options.kind) {
     case "memory":
       return new MemoryBlobStore();
     case "local":
       return new LocalBlobStore(options.dir);
-    case "s3":
+    case "s3": {
+      const { S3BlobStore } = await import("./s3-blob-store.js");
       return new S3BlobStore(options);
+    }
     default: {
       const unknown: never = options;
       throw new Error(`unknown blob store kind ${JSON.stringify((unknown as { kind: unknown }).kind)}`);

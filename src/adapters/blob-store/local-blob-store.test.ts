@@ -62,10 +62,10 @@ describe("LocalBlobStore on disk", () => {
     expect(await readdir(join(dir, "blobs", "media", "9"))).toEqual(["part-0-a.blob"]);
   });
 
-  it("is what createBlobStore builds for kind local", () => {
-    const built = createBlobStore({ kind: "local", dir });
+  it("is what createBlobStore builds for kind local", async () => {
+    const built = await createBlobStore({ kind: "local", dir });
     expect(built).toBeInstanceOf(LocalBlobStore);
     expect(built.kind).toBe("local");
-    expect(createBlobStore({ kind: "memory" }).kind).toBe("memory");
+    expect((await createBlobStore({ kind: "memory" })).kind).toBe("memory");
   });
 });

@@ -44,7 +44,7 @@ runBlobStoreContract("s3", async () => {
 
 describe("S3BlobStore", () => {
   it("is what createBlobStore builds for kind s3", async () => {
-    const store = createBlobStore({
+    const store = await createBlobStore({
       kind: "s3",
       endpoint: server.endpoint,
       bucket: server.bucket,

@@ -1,4 +1,4 @@
-import { type Digests, newDigests } from "./media.streams.js";
+import { type Digests, newDigests, type PlaintextDigest } from "./media-digests.js";
 
 interface Entry {
   /** The chunk number the digests expect next. */
@@ -31,7 +31,7 @@ export class DigestCache {
   lease(mediaId: number, chunk: number): DigestLease | undefined {
     let entry = this.#entries.get(mediaId);
     if (entry && (entry.busy || entry.next !== chunk)) {
-      this.#entries.delete(mediaId);
+      this.#drop(mediaId);
       entry = undefined;
     }
     if (!entry) {
@@ -39,8 +39,7 @@ export class DigestCache {
       entry = { next: 1, digests: newDigests(), keys: new Map(), busy: false };
       this.#entries.set(mediaId, entry);
       while (this.#entries.size > this.maxEntries) {
-        const oldest = this.#entries.keys().next().value as number;
-        this.#entries.delete(oldest);
+        this.#drop(this.#entries.keys().next().value as number);
       }
     }
     const held = entry;
@@ -53,30 +52,44 @@ export class DigestCache {
         held.next += 1;
       },
       abandon: () => {
-        if (this.#entries.get(mediaId) === held) this.#entries.delete(mediaId);
+        if (this.#entries.get(mediaId) === held) this.#drop(mediaId);
       },
     };
   }
 
   /** Moves a fresh entry to `mediaId` (the first chunk was hashed before the media row existed). */
   adopt(mediaId: number, digests: Digests, blobKey: string): void {
+    this.#drop(mediaId);
     this.#entries.set(mediaId, { next: 2, digests, keys: new Map([[1, blobKey]]), busy: false });
   }
 
   /**
    * Final digests when the cached ones cover exactly `partKeys` (blob key of chunk 1..n, in
-   * order); removes the entry either way.
+   * order); removes the entry either way. Resolves undefined (never rejects) when they do not,
+   * or when the digest worker failed, so the caller falls back to reading the parts.
    */
-  take(mediaId: number, partKeys: string[]): { sha256: string; md5: string } | undefined {
+  async take(mediaId: number, partKeys: string[]): Promise<PlaintextDigest | undefined> {
     const entry = this.#entries.get(mediaId);
     this.#entries.delete(mediaId);
-    if (!entry || entry.busy || entry.next !== partKeys.length + 1) return undefined;
-    for (let i = 0; i < partKeys.length; i++) if (entry.keys.get(i + 1) !== partKeys[i]) return undefined;
-    return { sha256: entry.digests.sha256.digest("hex"), md5: entry.digests.md5.digest("hex") };
+    if (!entry) return undefined;
+    const usable =
+      !entry.busy &&
+      entry.next === partKeys.length + 1 &&
+      partKeys.every((key, i) => entry.keys.get(i + 1) === key);
+    if (!usable) {
+      entry.digests.dispose();
+      return undefined;
+    }
+    return entry.digests.digest().catch(() => undefined);
   }
 
   /** Forgets a media (deleted or removed). */
   forget(mediaId: number): void {
+    this.#drop(mediaId);
+  }
+
+  #drop(mediaId: number): void {
+    this.#entries.get(mediaId)?.digests.dispose();
     this.#entries.delete(mediaId);
   }
 }

@@ -17,7 +17,6 @@ import {
   deleteParts,
   findKeysToRewrap,
   findStaleUploads,
-  hasPendingJob,
   lockMedia,
   referencedBlobKeys,
   replaceWrappedKey,
@@ -116,15 +115,9 @@ export class MediaStorageService {
    */
   async scheduleCleanup(exceptJobId?: number): Promise<void> {
     const { database, jobs, clock, config } = this.deps;
-    await database.db.transaction().execute(async (trx) => {
-      const pending = await hasPendingJob(trx, STORAGE_CLEANUP_JOB, {
-        includeRunning: exceptJobId === undefined,
-        exceptId: exceptJobId,
-      });
-      if (pending) return;
-      const runAt = new Date(clock.now().getTime() + config.STORAGE_GC_INTERVAL_MINUTES * 60_000);
-      await jobs.enqueue(trx, STORAGE_CLEANUP_JOB, {}, { runAt });
-    });
+    // One atomic insert: a check-then-insert let two concurrent callers both queue a job on PostgreSQL.
+    const runAt = new Date(clock.now().getTime() + config.STORAGE_GC_INTERVAL_MINUTES * 60_000);
+    await jobs.enqueueUnlessPending(database.db, STORAGE_CLEANUP_JOB, { runAt, exceptJobId });
   }
 
   /**

@@ -309,22 +309,6 @@ export async function replaceWrappedKey(
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** Whether a job of `kind` is queued (or also running, with `includeRunning`), other than `exceptId`. */
-export async function hasPendingJob(
-  ex: Executor,
-  kind: string,
-  opts: { includeRunning: boolean; exceptId?: number | undefined },
-): Promise<boolean> {
-  const states = opts.includeRunning ? ["queued", "running"] : ["queued"];
-  let q = ex
-    .selectFrom("jobs")
-    .select("id")
-    .where("kind", "=", kind)
-    .where("state", "in", states as ("queued" | "running")[]);
-  if (opts.exceptId !== undefined) q = q.where("id", "!=", opts.exceptId);
-  return (await q.limit(1).executeTakeFirst()) !== undefined;
-}
-
 /** Re-reads a media row inside a transaction, locking it on PostgreSQL (SQLite serialises writers). */
 export async function lockMedia(ex: Executor, id: number, postgres: boolean): Promise<MediaRow | undefined> {
   return ex

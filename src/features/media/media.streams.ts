@@ -2,7 +2,6 @@
  * Stream plumbing of media: metering uploads (size limit, digests), encrypting a part into the
  * blob store, and reading a media's plaintext (whole or a byte range) back across its parts.
  */
-import { createHash, type Hash } from "node:crypto";
 import { pipeline, Readable, Transform, type TransformCallback } from "node:stream";
 import type { BlobStore } from "../../adapters/blob-store/blob-store.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
@@ -14,21 +13,14 @@ import {
   segmentSpan,
 } from "../../crypto/segment-aead.js";
 import type { MediaPartRow } from "./media.repository.js";
+import type { Digests } from "./media-digests.js";
 
-/** Running SHA-256 and MD5 of a plaintext, in order. */
-export interface Digests {
-  sha256: Hash;
-  md5: Hash;
-}
-
-/** Fresh digests. */
-export function newDigests(): Digests {
-  return { sha256: createHash("sha256"), md5: createHash("md5") };
-}
+export { type Digests, newDigests, type PlaintextDigest } from "./media-digests.js";
 
 /**
  * Counts the bytes flowing through, feeds them to `digests` (when given) and fails the stream
- * with `onLimit()`'s error as soon as more than `limit` bytes have passed.
+ * with `onLimit()`'s error as soon as more than `limit` bytes have passed. Bytes pass on at once;
+ * only the next piece waits while the digest worker is behind.
  */
 export class UploadMeter extends Transform {
   bytes = 0;
@@ -47,11 +39,10 @@ export class UploadMeter extends Transform {
       callback(this.onLimit());
       return;
     }
-    if (this.digests) {
-      this.digests.sha256.update(chunk);
-      this.digests.md5.update(chunk);
-    }
-    callback(null, chunk);
+    this.push(chunk);
+    const room = this.digests?.update(chunk);
+    if (room) room.then(() => callback(), callback);
+    else callback();
   }
 }
 
@@ -120,6 +111,7 @@ async function* plaintextPieces(
   parts: MediaPartRow[],
   range: ByteRange | undefined,
 ): AsyncGenerator<Buffer> {
+  const planned: PlannedPart[] = [];
   let offset = 0;
   for (const part of parts) {
     const size = Number(part.plain_bytes);
@@ -136,18 +128,48 @@ async function* plaintextPieces(
     } else if (size > 0) {
       local = { start: 0, end: size - 1 };
     }
-    if (part.blob_store !== store.kind) {
-      throw new Error(
-        `part ${part.part_index} of media ${part.media_id} was written by the ${part.blob_store} blob store, but this server uses ${store.kind}`,
-      );
-    }
-    const decrypted = await openPart(store, dek, part, size, local);
-    try {
-      for await (const piece of decrypted) yield piece as Buffer;
-    } finally {
-      decrypted.destroy();
-    }
+    planned.push({ part, size, local });
   }
+  // The next part is opened while the current one streams, so a media of many chunks does not
+  // wait for each blob's open and first read in turn. Its errors surface in order, when reached.
+  const open = (i: number) => {
+    const opening = i < planned.length ? openPlanned(store, dek, planned[i]!) : undefined;
+    opening?.catch(() => {});
+    return opening;
+  };
+  let next = open(0);
+  try {
+    for (let i = 0; i < planned.length; i++) {
+      const decrypted = await next!;
+      next = open(i + 1);
+      try {
+        for await (const piece of decrypted) yield piece as Buffer;
+      } finally {
+        decrypted.destroy();
+      }
+    }
+  } finally {
+    next?.then(
+      (stream) => stream.destroy(),
+      () => {},
+    );
+  }
+}
+
+/** A part to read and which of its plaintext bytes (none for an empty part). */
+interface PlannedPart {
+  part: MediaPartRow;
+  size: number;
+  local: ByteRange | undefined;
+}
+
+async function openPlanned(store: BlobStore, dek: Buffer, { part, size, local }: PlannedPart) {
+  if (part.blob_store !== store.kind) {
+    throw new Error(
+      `part ${part.part_index} of media ${part.media_id} was written by the ${part.blob_store} blob store, but this server uses ${store.kind}`,
+    );
+  }
+  return openPart(store, dek, part, size, local);
 }
 
 async function openPart(

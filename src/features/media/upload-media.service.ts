@@ -4,6 +4,7 @@
  * through the meter (limit, digests) and the encrypting stream into the blob store; the rows are
  * written once the blob is stored, so a crash leaves at most an orphan blob for the cleanup job.
  */
+import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { generateDataKey } from "../../crypto/envelope.js";
 import { AppError, notFound, unprocessable, ValidationError } from "../../shared/errors.js";
@@ -38,6 +39,7 @@ import {
   bufferUpTo,
   type Digests,
   newDigests,
+  type PlaintextDigest,
   readPlaintext,
   type StoredPart,
   storeEncryptedPart,
@@ -131,12 +133,15 @@ export class MediaUploadService {
       // Stored before the request was known: apply the request's own limit now.
       const limit = await this.#limit(uploader, request, input.total > 1);
       if (stored.plainBytes > limit.bytes) throw limit.error();
-      const media = await this.#insert(uploader, request, input, stored, dek, file.digests, meta);
+      const digest = input.total === 1 && file.digests ? await file.digests.digest() : undefined;
+      const media = await this.#insert(uploader, request, input, stored, dek, digest, meta);
       if (input.total > 1 && input.current === 1 && file.digests) {
         this.deps.digests.adopt(media.id, file.digests, stored.key);
+        file.digests = undefined;
       }
       return media;
     } catch (error) {
+      file?.digests?.dispose();
       if (file?.stored) await this.#discard(file.stored.key);
       throw error;
     }
@@ -266,15 +271,16 @@ export class MediaUploadService {
     const parts = await listParts(database.db, mediaId);
     if (media?.state !== "uploading" || parts.length !== media.total_chunks) return;
     const keys = parts.map((p) => p.blob_key);
-    let digest = this.deps.digests.take(mediaId, keys);
+    let digest = await this.deps.digests.take(mediaId, keys);
     if (!digest) {
       const digests = newDigests();
-      const dek = unwrapKey(keyRing, media.wrapped_key);
-      for await (const piece of readPlaintext(blobStore, dek, parts)) {
-        digests.sha256.update(piece as Buffer);
-        digests.md5.update(piece as Buffer);
+      try {
+        const dek = unwrapKey(keyRing, media.wrapped_key);
+        for await (const piece of readPlaintext(blobStore, dek, parts)) await digests.update(piece as Buffer);
+        digest = await digests.digest();
+      } finally {
+        digests.dispose();
       }
-      digest = { sha256: digests.sha256.digest("hex"), md5: digests.md5.digest("hex") };
     }
     const bytes = parts.reduce((sum, p) => sum + Number(p.plain_bytes), 0);
     const found = digest;
@@ -294,7 +300,9 @@ export class MediaUploadService {
     digests: Digests | undefined,
   ): Promise<StoredPart> {
     const meter = new UploadMeter(limit.bytes, limit.error, digests);
-    const key = `media/${randomId(3).replace(/[^A-Za-z0-9]/g, "x")}/${randomId(18)}`;
+    // 256 shard folders: reused from the first few hundred parts on, so storing a part seldom
+    // creates a folder (a local store's mkdir and extra directory metadata to make durable).
+    const key = `media/${randomBytes(1).toString("hex")}/${randomId(18)}`;
     return storeEncryptedPart(this.deps.blobStore, key, dek, partIndex, source, meter);
   }
 
@@ -415,7 +423,7 @@ export class MediaUploadService {
     input: { name: string; contentType: string; total: number; current: number },
     stored: StoredPart,
     dek: Buffer,
-    digests: Digests | undefined,
+    digest: PlaintextDigest | undefined,
     meta: CallMeta,
   ): Promise<MediaRow> {
     const { database, audit, keyRing } = this.deps;
@@ -441,8 +449,8 @@ export class MediaUploadService {
         total_chunks: input.total,
         received_chunks: 1,
         state: complete ? "available" : "uploading",
-        sha256: complete && digests ? digests.sha256.digest("hex") : null,
-        md5: complete && digests ? digests.md5.digest("hex") : null,
+        sha256: complete && digest ? digest.sha256 : null,
+        md5: complete && digest ? digest.md5 : null,
         wrapped_key: wrapKey(keyRing, dek),
         uploaded_by: uploader.kind,
         times_downloaded: 0,

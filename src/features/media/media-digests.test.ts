@@ -1,0 +1,57 @@
+import { createHash, randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { newDigests } from "./media-digests.js";
+
+function expected(data: Buffer) {
+  return {
+    sha256: createHash("sha256").update(data).digest("hex"),
+    md5: createHash("md5").update(data).digest("hex"),
+  };
+}
+
+describe("Digests (worker thread)", () => {
+  it.each([0, 1, 512 * 1024 - 1, 512 * 1024, 512 * 1024 + 1, 5 * 1024 * 1024 + 7])(
+    "matches node:crypto for %i bytes fed in uneven pieces",
+    async (size) => {
+      const data = randomBytes(size);
+      const digests = newDigests();
+      for (let offset = 0, n = 1; offset < size; offset += n, n = (n * 7 + 3) % 200_000) {
+        await digests.update(data.subarray(offset, offset + n));
+      }
+      expect(await digests.digest()).toEqual(expected(data));
+    },
+  );
+
+  it("copies the bytes, so the caller may reuse its buffer at once", async () => {
+    const buffer = Buffer.alloc(1000, 1);
+    const digests = newDigests();
+    await digests.update(buffer);
+    buffer.fill(2);
+    await digests.update(buffer);
+    expect(await digests.digest()).toEqual(
+      expected(Buffer.concat([Buffer.alloc(1000, 1), Buffer.alloc(1000, 2)])),
+    );
+  });
+
+  it("asks the caller to wait once several batches are in flight", async () => {
+    const digests = newDigests();
+    const waits: (Promise<void> | undefined)[] = [];
+    for (let i = 0; i < 16; i++) waits.push(digests.update(Buffer.alloc(512 * 1024, i)));
+    expect(waits.some((w) => w !== undefined)).toBe(true);
+    await Promise.all(waits);
+    await digests.digest();
+  });
+
+  it("keeps concurrent plaintexts apart; disposed ones are ignored afterwards", async () => {
+    const a = newDigests();
+    const b = newDigests();
+    const dropped = newDigests();
+    await Promise.all([a.update(Buffer.from("first")), b.update(Buffer.from("second"))]);
+    dropped.update(Buffer.from("x"));
+    dropped.dispose();
+    expect(dropped.update(Buffer.from("y"))).toBeUndefined();
+    expect(await b.digest()).toEqual(expected(Buffer.from("second")));
+    expect(await a.digest()).toEqual(expected(Buffer.from("first")));
+    await expect(a.digest()).rejects.toThrow("already finished");
+  });
+});
