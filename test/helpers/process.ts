@@ -27,7 +27,8 @@ export interface FerryProcess {
 
 /** Runs `node bin/ferry.mjs <args>` with `env` added to the current environment. */
 export function spawnFerry(args: string[], env: Record<string, string>): FerryProcess {
-  const child = spawn(process.execPath, [resolve(repoRoot, "bin/ferry.mjs"), ...args], {
+  // Run the bin as users do (its shebang carries Ferry's node flags).
+  const child = spawn(resolve(repoRoot, "bin/ferry.mjs"), args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],

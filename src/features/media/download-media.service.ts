@@ -4,7 +4,7 @@
  * atomically first; a complete transfer counts and, at the limit, destroys the blobs and the data
  * key; a broken one releases the claim.
  */
-import type { Readable } from "node:stream";
+import { type Readable, Transform } from "node:stream";
 import { randomToken } from "../../crypto/hashing.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
 import { AppError, notFound } from "../../shared/errors.js";
@@ -123,16 +123,30 @@ export class MediaDownloadService {
     };
     if (range) headers["content-range"] = `bytes ${range.start}-${range.end}/${size}`;
     let settled = false;
+    const record = async (complete: boolean): Promise<void> => {
+      if (settled) return;
+      settled = true;
+      claim?.stop();
+      await this.#settle(media, downloader, meta, { complete, range, claimToken: claim?.token });
+    };
+    if (claim) {
+      // A limited file counts as downloaded before its last bytes leave: once the client holds the
+      // whole file, the file is already consumed, so a second download gets 410, never a 409 race.
+      // If recording fails, the stream errors and the client sees a short body; the claim is freed.
+      body = commitBeforeLastChunk(body, () =>
+        record(true).catch(async (err) => {
+          await this.#release(media.id, claim.token);
+          throw err;
+        }),
+      );
+    }
     return {
       status: range ? 206 : 200,
       headers,
       body,
       settle: async (complete) => {
-        if (settled) return;
-        settled = true;
-        claim?.stop();
         try {
-          await this.#settle(media, downloader, meta, { complete, range, claimToken: claim?.token });
+          await record(complete);
         } catch (err) {
           this.deps.logger.error({ err, mediaId: media.id }, "could not record the end of a download");
         }
@@ -262,6 +276,29 @@ export class MediaDownloadService {
       });
     });
   }
+}
+
+/**
+ * Passes `source` through, holding back its last chunk until `commit` resolves (then sends it); a
+ * failed commit errors the stream instead. Used for download-limited files.
+ */
+function commitBeforeLastChunk(source: Readable, commit: () => Promise<void>): Readable {
+  let held: Buffer | undefined;
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      const previous = held;
+      held = chunk;
+      callback(null, previous);
+    },
+    flush(callback) {
+      commit().then(
+        () => callback(null, held),
+        (err: Error) => callback(err),
+      );
+    },
+  });
+  source.on("error", (err) => out.destroy(err));
+  return source.pipe(out);
 }
 
 function removedError(media: MediaRow): AppError {
