@@ -67,15 +67,10 @@ export async function tfaSendsSince(
 }
 
 /**
- * Counts one wrong entry against a code, only while it is below `max` (atomic: two racing
- * requests cannot both get the last attempt). Returns the attempts after the update, or undefined
- * when the code was already locked.
+ * Counts one attempt on a code before it is checked, so parallel guesses can never test more than
+ * `max` codes; returns the new count, or undefined when the code is already locked.
  */
-export async function recordWrongAttempt(
-  ex: Executor,
-  codeId: number,
-  max: number,
-): Promise<number | undefined> {
+export async function reserveAttempt(ex: Executor, codeId: number, max: number): Promise<number | undefined> {
   const row = await ex
     .updateTable("recipient_tfa_codes")
     .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
@@ -98,7 +93,8 @@ export async function consumeTfaCode(
     .set({ consumed_at: at })
     .where("id", "=", codeId)
     .where("consumed_at", "is", null)
-    .where("attempts", "<", max)
+    // The attempt that carried the right code was already counted (reserveAttempt).
+    .where("attempts", "<=", max)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }

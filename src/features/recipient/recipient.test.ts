@@ -326,6 +326,28 @@ describe("pull page", () => {
 });
 
 describe("two-factor", () => {
+  it("keeps the lockout under a burst of twenty parallel wrong codes: five counted, then locked", async () => {
+    const req = await createRequest({ type: "pull", tfa_send_to: "sms", tfa_send_to_value: "+15555550999" });
+    const b = new Browser(req.identifier);
+    await b.get();
+    await b.post("tfa/send", {});
+    const code = await capturedCode("+15555550999");
+    const guesses = Array.from({ length: 20 }, (_, i) =>
+      String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"),
+    );
+    const answers = await Promise.all(guesses.map((g) => b.post("tfa/verify", { code: g })));
+    expect(answers.filter((r) => r.body.includes("That code is not correct.")).length).toBeLessThanOrEqual(4);
+    const row = await t.container.database.db
+      .selectFrom("recipient_tfa_codes")
+      .select("attempts")
+      .where("request_id", "=", req.id as number)
+      .executeTakeFirstOrThrow();
+    expect(row.attempts).toBe(5);
+    const right = await b.post("tfa/verify", { code });
+    expect(right.statusCode).toBe(400);
+    expect(right.body).toContain("this code is locked");
+  });
+
   it("masks the destination, locks after five wrong codes, and accepts a fresh code into a Lax, HttpOnly, path-scoped session", async () => {
     const req = await createRequest({ type: "pull", tfa_send_to: "sms", tfa_send_to_value: "+15555554567" });
     const b = new Browser(req.identifier);

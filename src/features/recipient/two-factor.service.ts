@@ -8,7 +8,7 @@ import {
   insertTfaCode,
   latestTfaCode,
   type RecipientRequestRow,
-  recordWrongAttempt,
+  reserveAttempt,
   tfaSendsSince,
 } from "./recipient.repository.js";
 import type { RecipientTokens } from "./recipient-tokens.js";
@@ -163,12 +163,14 @@ export class TwoFactorService {
     if (!latest || latest.consumed_at !== null) return { ok: false, reason: "no_code" };
     if (latest.attempts >= max) return { ok: false, reason: "locked" };
     if (parseTimestamp(latest.expires_at).getTime() <= now.getTime()) return { ok: false, reason: "expired" };
+    // Count the attempt before checking it: a burst of parallel guesses gets `max` tries in total.
+    const attempts = await reserveAttempt(db, latest.id, max);
+    if (attempts === undefined) return { ok: false, reason: "locked" };
     if (this.tokens.verifyCode(request.id, code, latest.code_hash)) {
       const consumed = await consumeTfaCode(db, latest.id, toTimestamp(now), max);
       return consumed ? { ok: true } : { ok: false, reason: "no_code" };
     }
-    const attempts = await recordWrongAttempt(db, latest.id, max);
-    if (attempts === undefined || attempts >= max) return { ok: false, reason: "locked" };
+    if (attempts >= max) return { ok: false, reason: "locked" };
     return { ok: false, reason: "wrong", attemptsLeft: max - attempts };
   }
 }
