@@ -4,7 +4,7 @@
  * `ferry serve`), prints the query plans, and times audit writes and `ferry audit verify`.
  * AUDIT_BENCH_ENTRIES overrides the entry count.
  */
-import { CompiledQuery, sql } from "kysely";
+import { sql } from "kysely";
 import { createDatabase, type Database, databaseOptionsFromConfig } from "../src/db/database.js";
 import {
   type AuditFilters,
@@ -24,7 +24,7 @@ import {
 } from "../src/features/audit/audit.writer.js";
 import { toTimestamp } from "../src/shared/time.js";
 import { runFerry } from "../test/helpers/process.js";
-import { type BenchModule, report, startBenchFerry } from "./lib.js";
+import { type BenchModule, median, printPlan, report, startBenchFerry } from "./lib.js";
 
 const ENTRIES = Number(process.env.AUDIT_BENCH_ENTRIES ?? 1_000_000);
 const RUNS = 15;
@@ -146,25 +146,6 @@ async function seed(database: Database, accountId: number, count: number): Promi
       .where("account_id", "=", accountId)
       .execute();
   });
-}
-
-async function printPlan(
-  database: Database,
-  label: string,
-  query: { sql: string; parameters: readonly unknown[] },
-) {
-  const prefix =
-    database.dialect === "sqlite" ? "EXPLAIN QUERY PLAN " : "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
-  const res = await database.db.executeQuery(CompiledQuery.raw(prefix + query.sql, [...query.parameters]));
-  const lines = (res.rows as Record<string, unknown>[]).map((r) =>
-    database.dialect === "sqlite" ? String(r.detail) : String(r["QUERY PLAN"]),
-  );
-  console.log(`   plan (${label}):\n${lines.map((l) => `      ${l}`).join("\n")}`);
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
 /** Filtered log search with 1,000,000 entries; write and verify costs. */

@@ -5,6 +5,8 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import autocannon from "autocannon";
+import { CompiledQuery } from "kysely";
+import type { Database } from "../src/db/database.js";
 import { createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import {
   type FerryProcess,
@@ -149,4 +151,25 @@ export interface BenchContext {
 export interface BenchModule {
   name: string;
   run(ctx: BenchContext): Promise<void>;
+}
+
+/** Prints the engine's plan of a compiled query (EXPLAIN QUERY PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL). */
+export async function printPlan(
+  database: Database,
+  label: string,
+  query: { sql: string; parameters: readonly unknown[] },
+): Promise<void> {
+  const prefix =
+    database.dialect === "sqlite" ? "EXPLAIN QUERY PLAN " : "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
+  const res = await database.db.executeQuery(CompiledQuery.raw(prefix + query.sql, [...query.parameters]));
+  const lines = (res.rows as Record<string, unknown>[]).map((r) =>
+    database.dialect === "sqlite" ? String(r.detail) : String(r["QUERY PLAN"]),
+  );
+  console.log(`   plan (${label}):\n${lines.map((l) => `      ${l}`).join("\n")}`);
+}
+
+/** The median of a list of numbers (NaN when empty). */
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }

@@ -3,12 +3,12 @@
  * list latency for page 1 and page 500 with REQUESTS_BENCH_ROWS (default 100,000) requests in one
  * account, with the query plans of the list and count queries.
  */
-import { CompiledQuery, sql } from "kysely";
+import { sql } from "kysely";
 import { createDatabase, type Database, databaseOptionsFromConfig } from "../src/db/database.js";
 import { countRequestsQuery, listRequestsQuery } from "../src/features/requests/requests.repository.js";
 import { randomId } from "../src/shared/ids.js";
 import { toTimestamp } from "../src/shared/time.js";
-import { type BenchModule, report, requestsPerSecond, startBenchFerry } from "./lib.js";
+import { type BenchModule, median, printPlan, report, requestsPerSecond, startBenchFerry } from "./lib.js";
 
 const ROWS = Number(process.env.REQUESTS_BENCH_ROWS ?? 100_000);
 const RUNS = 15;
@@ -91,25 +91,6 @@ async function seed(database: Database, accountId: number, count: number): Promi
         .execute();
     }
   });
-}
-
-async function printPlan(
-  database: Database,
-  label: string,
-  query: { sql: string; parameters: readonly unknown[] },
-) {
-  const prefix =
-    database.dialect === "sqlite" ? "EXPLAIN QUERY PLAN " : "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
-  const res = await database.db.executeQuery(CompiledQuery.raw(prefix + query.sql, [...query.parameters]));
-  const lines = (res.rows as Record<string, unknown>[]).map((r) =>
-    database.dialect === "sqlite" ? String(r.detail) : String(r["QUERY PLAN"]),
-  );
-  console.log(`   plan (${label}):\n${lines.map((l) => `      ${l}`).join("\n")}`);
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
 /** Request create/read throughput and list latency over a large account. */

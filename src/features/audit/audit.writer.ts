@@ -50,23 +50,24 @@ export function partitionKeyFor(accountId: number, timestamp: string): string {
   return `${accountId}-${timestamp.slice(0, 10).replaceAll("-", "")}`;
 }
 
-/** The stored fields that the chain hash covers, in a fixed order. */
-export interface ChainedFields {
-  seq: number;
-  partition_key: string;
-  row_key: string;
-  timestamp: string;
-  code: string;
-  api_key_id: string;
-  related_model: string;
-  relation_key: string;
-  value: string;
-  from_address: string;
-  method: string;
-  path: string;
-  data: string;
-  content_type: string;
-}
+/** The stored fields that the chain hash covers (their order is fixed in chainHash). */
+export type ChainedFields = Pick<
+  AuditEntriesTable,
+  | "seq"
+  | "partition_key"
+  | "row_key"
+  | "timestamp"
+  | "code"
+  | "api_key_id"
+  | "related_model"
+  | "relation_key"
+  | "value"
+  | "from_address"
+  | "method"
+  | "path"
+  | "data"
+  | "content_type"
+>;
 
 /** hash = SHA-256(prev_hash, canonical JSON of the entry's fields): any rewrite, removal or insertion breaks the chain. */
 export function chainHash(prevHash: string, f: ChainedFields): string {
