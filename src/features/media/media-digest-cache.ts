@@ -8,6 +8,8 @@ interface Entry {
   keys: Map<number, string>;
   /** A chunk is being hashed right now. */
   busy: boolean;
+  /** The chunk whose start the digests' checkpoint marks (they can rewind to before it). */
+  checkpointAt: number | undefined;
 }
 
 /** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` drops the entry. */
@@ -19,8 +21,10 @@ export interface DigestLease {
 
 /**
  * Per-process running digests of chunked uploads whose chunks arrive in order, so completing a
- * media needs no second read of its blobs. Anything unusual (out of order, re-sent, concurrent,
- * another node) just drops the entry and completion falls back to decrypting the parts.
+ * media needs no second read of its blobs. A chunk that fails part way, and the last stored chunk
+ * sent again (a client that lost the answer, or a resumed upload), rewind the digests to a
+ * checkpoint taken before that chunk. Anything else unusual (out of order, concurrent, another
+ * node) drops the entry and completion falls back to decrypting the parts.
  */
 export class DigestCache {
   readonly #entries = new Map<number, Entry>();
@@ -30,13 +34,21 @@ export class DigestCache {
   /** A lease to hash chunk `chunk` of `mediaId`, or undefined when it cannot continue the digests in order. */
   lease(mediaId: number, chunk: number): DigestLease | undefined {
     let entry = this.#entries.get(mediaId);
-    if (entry && (entry.busy || entry.next !== chunk)) {
+    if (entry && !entry.busy && entry.next - 1 === chunk && entry.checkpointAt === chunk) {
+      // The chunk hashed last comes again: forget it and hash the new copy in its place.
+      entry.digests.rewind();
+      entry.keys.delete(chunk);
+      entry.next = chunk;
+    } else if (entry && (entry.busy || entry.next !== chunk)) {
       this.#drop(mediaId);
       entry = undefined;
+    } else if (entry) {
+      entry.digests.checkpoint();
+      entry.checkpointAt = chunk;
     }
     if (!entry) {
       if (chunk !== 1) return undefined;
-      entry = { next: 1, digests: newDigests(), keys: new Map(), busy: false };
+      entry = { next: 1, digests: newDigests(), keys: new Map(), busy: false, checkpointAt: 1 };
       this.#entries.set(mediaId, entry);
       while (this.#entries.size > this.maxEntries) {
         this.#drop(this.#entries.keys().next().value as number);
@@ -52,7 +64,10 @@ export class DigestCache {
         held.next += 1;
       },
       abandon: () => {
-        if (this.#entries.get(mediaId) === held) this.#drop(mediaId);
+        if (this.#entries.get(mediaId) !== held) return;
+        // The chunk was not stored: forget its bytes, so sending it again continues in order.
+        held.digests.rewind();
+        held.busy = false;
       },
     };
   }
@@ -60,7 +75,13 @@ export class DigestCache {
   /** Moves a fresh entry to `mediaId` (the first chunk was hashed before the media row existed). */
   adopt(mediaId: number, digests: Digests, blobKey: string): void {
     this.#drop(mediaId);
-    this.#entries.set(mediaId, { next: 2, digests, keys: new Map([[1, blobKey]]), busy: false });
+    this.#entries.set(mediaId, {
+      next: 2,
+      digests,
+      keys: new Map([[1, blobKey]]),
+      busy: false,
+      checkpointAt: undefined,
+    });
   }
 
   /**

@@ -54,4 +54,26 @@ describe("Digests (worker thread)", () => {
     expect(await a.digest()).toEqual(expected(Buffer.from("first")));
     await expect(a.digest()).rejects.toThrow("already finished");
   });
+
+  it("rewinds to its checkpoint, forgetting bytes fed and bytes not yet sent to the worker", async () => {
+    const a = randomBytes(700 * 1024);
+    const b = randomBytes(900 * 1024);
+    const digests = newDigests();
+    await digests.update(a);
+    digests.checkpoint();
+    await digests.update(randomBytes(600 * 1024)); // one batch sent, the rest still held here
+    digests.rewind();
+    await digests.update(randomBytes(10)); // and once more, from the same checkpoint
+    digests.rewind();
+    await digests.update(b);
+    expect(await digests.digest()).toEqual(expected(Buffer.concat([a, b])));
+  });
+
+  it("rewinds to the empty state when no checkpoint was taken", async () => {
+    const digests = newDigests();
+    await digests.update(randomBytes(1000));
+    digests.rewind();
+    await digests.update(Buffer.from("only this"));
+    expect(await digests.digest()).toEqual(expected(Buffer.from("only this")));
+  });
 });

@@ -24,16 +24,27 @@ const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
 const states = new Map();
+const fresh = () => ({ sha256: createHash("sha256"), md5: createHash("md5"), mark: undefined });
 parentPort.on("message", (m) => {
   if (m.op === "update") {
     let s = states.get(m.id);
-    if (!s) states.set(m.id, (s = { sha256: createHash("sha256"), md5: createHash("md5") }));
+    if (!s) states.set(m.id, (s = fresh()));
     const bytes = Buffer.from(m.buf, 0, m.len);
     s.sha256.update(bytes);
     s.md5.update(bytes);
     parentPort.postMessage({ op: "ack", id: m.id, buf: m.buf }, [m.buf]);
+  } else if (m.op === "mark") {
+    let s = states.get(m.id);
+    if (!s) states.set(m.id, (s = fresh()));
+    s.mark = { sha256: s.sha256.copy(), md5: s.md5.copy() };
+  } else if (m.op === "rewind") {
+    const s = states.get(m.id);
+    if (s?.mark) {
+      s.sha256 = s.mark.sha256.copy();
+      s.md5 = s.mark.md5.copy();
+    } else states.set(m.id, fresh());
   } else if (m.op === "digest") {
-    const s = states.get(m.id) ?? { sha256: createHash("sha256"), md5: createHash("md5") };
+    const s = states.get(m.id) ?? fresh();
     states.delete(m.id);
     parentPort.postMessage({ op: "digest", id: m.id, sha256: s.sha256.digest("hex"), md5: s.md5.digest("hex") });
   } else if (m.op === "drop") {
@@ -106,6 +117,11 @@ class DigestWorkerHost {
   drop(id: number): void {
     if (!this.#routes.delete(id)) return;
     this.#worker?.postMessage({ op: "drop", id });
+  }
+
+  /** Sends a message that has no reply (`mark`, `rewind`); ordered after the updates sent before it. */
+  notify(id: number, op: "mark" | "rewind"): void {
+    this.#ensure().postMessage({ op, id });
   }
 
   unregister(owner: object): void {
@@ -194,6 +210,23 @@ export class Digests {
     return new Promise((resolve) => {
       this.#route.wakers.push(resolve);
     });
+  }
+
+  /**
+   * Remembers the running state (one checkpoint; a new one replaces it), so `rewind` can forget
+   * whatever is fed after this point: the bytes of a chunk that failed, or a chunk sent again.
+   */
+  checkpoint(): void {
+    if (this.#closed || this.#route.error) return;
+    if (this.#fill > 0) this.#send();
+    host!.notify(this.#id, "mark");
+  }
+
+  /** Returns to the last checkpoint (to the empty state when there is none); the checkpoint stays. */
+  rewind(): void {
+    if (this.#closed || this.#route.error) return;
+    this.#fill = 0;
+    host!.notify(this.#id, "rewind");
   }
 
   /** The digests of everything fed so far. Rejects if the worker failed; call at most once. */

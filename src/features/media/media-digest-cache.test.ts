@@ -1,0 +1,113 @@
+import { createHash, randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { DigestCache, type DigestLease } from "./media-digest-cache.js";
+
+function expected(...pieces: Buffer[]) {
+  const data = Buffer.concat(pieces);
+  return {
+    sha256: createHash("sha256").update(data).digest("hex"),
+    md5: createHash("md5").update(data).digest("hex"),
+  };
+}
+
+/** Feeds a chunk through a lease the way an upload does, in uneven pieces. */
+async function feed(lease: DigestLease | undefined, data: Buffer): Promise<void> {
+  if (!lease) throw new Error("no lease");
+  for (let offset = 0; offset < data.length; offset += 100_003) {
+    await lease.digests.update(data.subarray(offset, offset + 100_003));
+  }
+}
+
+describe("DigestCache", () => {
+  const c1 = randomBytes(1024 * 1024 + 5);
+  const c2 = randomBytes(1024 * 1024);
+  const c3 = randomBytes(333);
+
+  it("gives the digests of chunks stored in order", async () => {
+    const cache = new DigestCache();
+    for (const [n, data] of [c1, c2, c3].entries()) {
+      const lease = cache.lease(7, n + 1);
+      await feed(lease, data);
+      lease!.commit(`k${n + 1}`);
+    }
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c2, c3));
+  });
+
+  it("forgets the bytes of a chunk that failed part way, so sending it again continues in order", async () => {
+    const cache = new DigestCache();
+    const first = cache.lease(7, 1);
+    await feed(first, c1);
+    first!.commit("k1");
+    const failed = cache.lease(7, 2);
+    await feed(failed, c2.subarray(0, 700_000));
+    failed!.abandon();
+    const again = cache.lease(7, 2);
+    await feed(again, c2);
+    again!.commit("k2");
+    const last = cache.lease(7, 3);
+    await feed(last, c3);
+    last!.commit("k3");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c2, c3));
+  });
+
+  it("replaces the last stored chunk when it is sent again", async () => {
+    const cache = new DigestCache();
+    const other = randomBytes(2000);
+    for (const [n, data] of [c1, c2].entries()) {
+      const lease = cache.lease(7, n + 1);
+      await feed(lease, data);
+      lease!.commit(`k${n + 1}`);
+    }
+    const resent = cache.lease(7, 2);
+    await feed(resent, other);
+    resent!.commit("k2-again");
+    expect(await cache.take(7, ["k1", "k2-again"])).toEqual(expected(c1, other));
+  });
+
+  it("a failed first chunk starts over from nothing", async () => {
+    const cache = new DigestCache();
+    const failed = cache.lease(7, 1);
+    await feed(failed, c2);
+    failed!.abandon();
+    const again = cache.lease(7, 1);
+    await feed(again, c1);
+    again!.commit("k1");
+    expect(await cache.take(7, ["k1"])).toEqual(expected(c1));
+  });
+
+  it("gives up (the caller reads the parts) on chunks out of order, concurrent chunks or other blobs", async () => {
+    const cache = new DigestCache();
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    expect(cache.lease(7, 3)).toBeUndefined(); // out of order: dropped
+    expect(cache.lease(7, 2)).toBeUndefined(); // and stays dropped
+    expect(await cache.take(7, ["k1", "k2"])).toBeUndefined();
+
+    const first = cache.lease(8, 1);
+    await feed(first, c1);
+    first!.commit("k1");
+    const a = cache.lease(8, 2);
+    expect(a).toBeDefined();
+    expect(cache.lease(8, 2)).toBeUndefined(); // the same chunk while the first copy is in progress
+    await feed(a, c2);
+    a!.commit("k2");
+    expect(await cache.take(8, ["k1", "k2"])).toBeUndefined();
+
+    const b = cache.lease(9, 1);
+    await feed(b, c1);
+    b!.commit("k1");
+    expect(await cache.take(9, ["another blob"])).toBeUndefined();
+  });
+
+  it("cannot rewind past one chunk: a chunk before the last stored one drops the digests", async () => {
+    const cache = new DigestCache();
+    for (const [n, data] of [c1, c2, c3].entries()) {
+      const lease = cache.lease(7, n + 1);
+      await feed(lease, data);
+      lease!.commit(`k${n + 1}`);
+    }
+    expect(cache.lease(7, 2)).toBeUndefined();
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toBeUndefined();
+  });
+});
