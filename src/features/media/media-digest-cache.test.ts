@@ -18,6 +18,15 @@ async function feed(lease: DigestLease | undefined, data: Buffer): Promise<void>
   }
 }
 
+/** Hashes and commits `chunks` as chunks 1..n of `mediaId`, stored under keys k1..kn. */
+async function storeInOrder(cache: DigestCache, mediaId: number, chunks: Buffer[]): Promise<void> {
+  for (const [i, data] of chunks.entries()) {
+    const lease = cache.lease(mediaId, i + 1);
+    await feed(lease, data);
+    lease!.commit(`k${i + 1}`);
+  }
+}
+
 describe("DigestCache", () => {
   const c1 = randomBytes(1024 * 1024 + 5);
   const c2 = randomBytes(1024 * 1024);
@@ -25,11 +34,7 @@ describe("DigestCache", () => {
 
   it("gives the digests of chunks stored in order", async () => {
     const cache = new DigestCache();
-    for (const [n, data] of [c1, c2, c3].entries()) {
-      const lease = cache.lease(7, n + 1);
-      await feed(lease, data);
-      lease!.commit(`k${n + 1}`);
-    }
+    await storeInOrder(cache, 7, [c1, c2, c3]);
     expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c2, c3));
   });
 
@@ -53,11 +58,7 @@ describe("DigestCache", () => {
   it("replaces the last stored chunk when it is sent again", async () => {
     const cache = new DigestCache();
     const other = randomBytes(2000);
-    for (const [n, data] of [c1, c2].entries()) {
-      const lease = cache.lease(7, n + 1);
-      await feed(lease, data);
-      lease!.commit(`k${n + 1}`);
-    }
+    await storeInOrder(cache, 7, [c1, c2]);
     const resent = cache.lease(7, 2);
     await feed(resent, other);
     resent!.commit("k2-again");
@@ -102,11 +103,7 @@ describe("DigestCache", () => {
 
   it("cannot rewind past one chunk: a chunk before the last stored one drops the digests", async () => {
     const cache = new DigestCache();
-    for (const [n, data] of [c1, c2, c3].entries()) {
-      const lease = cache.lease(7, n + 1);
-      await feed(lease, data);
-      lease!.commit(`k${n + 1}`);
-    }
+    await storeInOrder(cache, 7, [c1, c2, c3]);
     expect(cache.lease(7, 2)).toBeUndefined();
     expect(await cache.take(7, ["k1", "k2", "k3"])).toBeUndefined();
   });
