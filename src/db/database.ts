@@ -1,7 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from "kysely";
+import {
+  type CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+  type Transaction,
+} from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
 
@@ -12,6 +19,13 @@ export type Dialect = "sqlite" | "postgres";
 export interface Database {
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
+  /**
+   * PostgreSQL only: runs a compiled statement outside any transaction as a named prepared
+   * statement, so each pooled connection parses and plans it once (Kysely sends every query
+   * unnamed: parsed and planned on every run). For hot statements whose planning costs more than
+   * their execution; `name` must identify the SQL text.
+   */
+  runPrepared?(name: string, query: CompiledQuery): Promise<{ rowCount: number }>;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -35,7 +49,15 @@ export function createDatabase(options: DatabaseOptions): Database {
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: "postgres", destroy: () => db.destroy() };
+    return {
+      db,
+      dialect: "postgres",
+      async runPrepared(name, query) {
+        const result = await pool.query({ name, text: query.sql, values: [...query.parameters] });
+        return { rowCount: result.rowCount ?? 0 };
+      },
+      destroy: () => db.destroy(),
+    };
   }
   if (options.sqlitePath !== ":memory:") mkdirSync(dirname(options.sqlitePath), { recursive: true });
   const sqlite = new SQLite(options.sqlitePath);
