@@ -4,6 +4,7 @@ import { authRoutes } from "../features/auth/auth.routes.js";
 import { brandingRoutes } from "../features/branding/branding.routes.js";
 import { callbacksRoutes } from "../features/callbacks/callbacks.routes.js";
 import { contactsRoutes } from "../features/contacts/contacts.routes.js";
+import { containersRoutes } from "../features/containers/containers.routes.js";
 import { mediaRoutes } from "../features/media/media.routes.js";
 import { emailTemplatesRoutes } from "../features/notifications/email-templates.routes.js";
 import { notificationsRoutes } from "../features/notifications/notifications.routes.js";
@@ -32,4 +33,5 @@ export const featureRoutes: RoutePlugin[] = [
   recipientRoutes,
   sandboxRecipientRoutes,
   mediaRoutes,
+  containersRoutes,
 ];
