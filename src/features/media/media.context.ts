@@ -47,6 +47,11 @@ export interface CallMeta {
   method?: string;
   path?: string;
   contentType?: string;
+  /**
+   * Called before work that sends nothing for a long time (completing a chunked upload by reading
+   * back every part); returns the function that ends it. The HTTP routes lift the idle timeout.
+   */
+  holdConnection?: () => () => void;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Container } from "../../app/container.js";
 import { requireAuth } from "../../http/auth.js";
+import { suspendIdleTimeout } from "../../http/idle-timeout.js";
 import { authErrors, errorResponses, jwtSecurity, PaginatedOf } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
@@ -29,6 +30,7 @@ export function callMeta(request: FastifyRequest): CallMeta {
     method: request.method,
     path: request.url.split("?")[0] ?? "",
     contentType: request.headers["content-type"]?.split(";")[0] ?? "",
+    holdConnection: () => suspendIdleTimeout(request),
   };
 }
 

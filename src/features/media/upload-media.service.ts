@@ -251,7 +251,7 @@ export class MediaUploadService {
       // The chunk is committed: from here a failure (say, a part failing verification while the
       // digests are computed) leaves it stored, and re-sending any chunk retries the completion.
       file = undefined;
-      if (complete) await this.completeIfReady(media.id);
+      if (complete) await this.completeIfReady(media.id, meta);
       return (await findMediaById(database.db, media.id))!;
     } catch (error) {
       file?.lease?.abandon();
@@ -265,7 +265,7 @@ export class MediaUploadService {
    * in-order digests when this process saw every chunk, else from decrypting the parts (which also
    * verifies them). A concurrent re-send of a chunk makes this call give way to the later one.
    */
-  async completeIfReady(mediaId: number): Promise<void> {
+  async completeIfReady(mediaId: number, meta: CallMeta = {}): Promise<void> {
     const { database, keyRing, blobStore } = this.deps;
     const media = await findMediaById(database.db, mediaId);
     const parts = await listParts(database.db, mediaId);
@@ -274,11 +274,14 @@ export class MediaUploadService {
     let digest = await this.deps.digests.take(mediaId, keys);
     if (!digest) {
       const digests = newDigests();
+      // Reading back a large file can outlast the connection's idle timeout: hold the connection.
+      const release = meta.holdConnection?.();
       try {
         const dek = unwrapKey(keyRing, media.wrapped_key);
         for await (const piece of readPlaintext(blobStore, dek, parts)) await digests.update(piece as Buffer);
         digest = await digests.digest();
       } finally {
+        release?.();
         digests.dispose();
       }
     }

@@ -4,7 +4,13 @@ import type { MediaService } from "../media/media.service.js";
 import type { PageCaller, RecipientMediaPort } from "./recipient.service.js";
 
 function meta(caller: PageCaller) {
-  return { ip: caller.ip, method: caller.method, path: caller.path, contentType: caller.contentType ?? "" };
+  return {
+    ip: caller.ip,
+    method: caller.method,
+    path: caller.path,
+    contentType: caller.contentType ?? "",
+    ...(caller.holdConnection ? { holdConnection: caller.holdConnection } : {}),
+  };
 }
 
 /**

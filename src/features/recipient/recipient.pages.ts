@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Container } from "../../app/container.js";
+import { suspendIdleTimeout } from "../../http/idle-timeout.js";
 import { AppError } from "../../shared/errors.js";
 import type { PageCaller, RecipientContext } from "./recipient.service.js";
 import { isHttps, pagePath, readCookies, sendPage, setCookie } from "./recipient-http.js";
@@ -32,6 +33,7 @@ export function pageCaller(request: FastifyRequest): PageCaller {
     method: request.method,
     path: request.url.split("?")[0] ?? "",
     contentType: request.headers["content-type"]?.split(";")[0],
+    holdConnection: () => suspendIdleTimeout(request),
   };
 }
 

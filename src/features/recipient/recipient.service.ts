@@ -32,6 +32,8 @@ export interface PageCaller {
   method: string;
   path: string;
   contentType?: string | undefined;
+  /** See the media feature's CallMeta.holdConnection. */
+  holdConnection?: () => () => void;
 }
 
 /** One piece of an upload body, in arrival order (the media service's UploadPart). */
