@@ -15,6 +15,19 @@ export interface TestS3Server {
   stop(): Promise<void>;
 }
 
+/** Ferry's settings for storing blobs on `s3` (through `endpoint`, default the server's own). */
+export function ferryS3Env(s3: TestS3Server, endpoint = s3.endpoint): Record<string, string> {
+  return {
+    BLOB_STORE: "s3",
+    S3_ENDPOINT: endpoint,
+    S3_BUCKET: s3.bucket,
+    S3_REGION: s3.region,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    S3_FORCE_PATH_STYLE: "true",
+  };
+}
+
 const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUCKET = "ferry-test";
 

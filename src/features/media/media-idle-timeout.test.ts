@@ -7,7 +7,7 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
-import { startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
+import { ferryS3Env, startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
 import { bytesOf, createRequest, multipart, sha256 } from "./media.testkit.js";
 
 // Completing a chunked upload whose chunks came out of order reads every part back, sending
@@ -54,14 +54,8 @@ beforeAll(async () => {
   s3 = await startS3Server();
   proxy = await slowReadsProxy(s3.endpoint);
   t = await createTestApp({
+    ...ferryS3Env(s3, `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`),
     HTTP_IDLE_TIMEOUT_MS: String(IDLE_MS),
-    BLOB_STORE: "s3",
-    S3_ENDPOINT: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    S3_BUCKET: s3.bucket,
-    S3_REGION: s3.region,
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    S3_FORCE_PATH_STYLE: "true",
   });
   owner = await createTestAccount(t);
   await t.app.listen({ port: 0, host: "127.0.0.1" });

@@ -5,7 +5,7 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
-import { startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
+import { ferryS3Env, startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
 import { bytesOf, createRequest, multipart, sha256 } from "./media.testkit.js";
 
 // The same media flows with BLOB_STORE=s3 against a real S3-compatible server on 127.0.0.1.
@@ -16,15 +16,7 @@ let draft: number;
 
 beforeAll(async () => {
   s3 = await startS3Server();
-  t = await createTestApp({
-    BLOB_STORE: "s3",
-    S3_ENDPOINT: s3.endpoint,
-    S3_BUCKET: s3.bucket,
-    S3_REGION: s3.region,
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    S3_FORCE_PATH_STYLE: "true",
-  });
+  t = await createTestApp(ferryS3Env(s3));
   owner = await createTestAccount(t);
   draft = await createRequest(t, owner, { type: "push", is_draft: true });
 });
