@@ -12,7 +12,7 @@ interface Entry {
   checkpointAt: number | undefined;
 }
 
-/** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` drops the entry. */
+/** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` forgets its bytes. */
 export interface DigestLease {
   digests: Digests;
   commit(blobKey: string): void;
