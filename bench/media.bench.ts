@@ -14,6 +14,11 @@ import { Agent, type ClientRequest, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import {
+  AlignedBufferPool,
+  DIRECT_OPEN_FLAGS,
+  writeDirect,
+} from "../src/adapters/blob-store/direct-write.js";
 import { generateDataKey } from "../src/crypto/envelope.js";
 import { createEncryptStream } from "../src/crypto/segment-aead.js";
 import { deterministicStream } from "../src/features/media/media.testkit.js";
@@ -33,6 +38,29 @@ async function ceiling(dir: string): Promise<number> {
     createEncryptStream(generateDataKey(), 1),
     createWriteStream(path, { flush: true }),
   );
+  const seconds = (performance.now() - started) / 1000;
+  await rm(path, { force: true });
+  return SIZE / MiB / seconds;
+}
+
+/**
+ * MB/s of the ceiling's work with the file written as the local blob store writes it by default:
+ * with direct I/O, around the page cache (ADR 0016). Printed for reference; the issue's ratios use
+ * `ceiling`, which writes through the page cache.
+ */
+async function directCeiling(dir: string): Promise<number | undefined> {
+  const buffers = new AlignedBufferPool().acquire();
+  if (DIRECT_OPEN_FLAGS === undefined || !buffers) return undefined;
+  const path = join(dir, "ceiling-direct.bin");
+  const started = performance.now();
+  const handle = await open(path, DIRECT_OPEN_FLAGS);
+  try {
+    const body = deterministicStream(SIZE).pipe(createEncryptStream(generateDataKey(), 1));
+    await writeDirect(handle, body, buffers);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
   const seconds = (performance.now() - started) / 1000;
   await rm(path, { force: true });
   return SIZE / MiB / seconds;
@@ -218,6 +246,11 @@ export const mediaBench: BenchModule = {
       const partsCeilingMbs = await chunkedCeiling(ferry.database.dataDir);
       report("ceiling in 4 MiB parts (each fsynced, renamed, dir fsynced)", partsCeilingMbs, "MiB/s");
       const partsRef = { label: "ceiling in parts", value: partsCeilingMbs };
+      const directMbs = await directCeiling(ferry.database.dataDir);
+      if (directMbs !== undefined)
+        report("reference: the ceiling written with direct I/O (as Ferry writes)", directMbs, "MiB/s");
+      const directRef =
+        directMbs === undefined ? undefined : { label: "direct I/O ceiling", value: directMbs };
       const req = await fetch(`${ferry.base}/v1/request/`, {
         method: "POST",
         headers: { ...ferry.headers, "content-type": "application/json" },
@@ -241,6 +274,8 @@ export const mediaBench: BenchModule = {
       let seconds = (performance.now() - started) / 1000;
       if (created.status !== 201) throw new Error(`upload failed: ${created.status} ${created.body}`);
       report("upload whole (multipart POST)", SIZE / MiB / seconds, "MiB/s", ref);
+      if (directRef)
+        report("  same, against the direct I/O ceiling", SIZE / MiB / seconds, "MiB/s", directRef);
       report("  server peak RSS during it", await rss.stop(), "MiB");
       const wholeId = JSON.parse(created.body).id as number;
 
@@ -267,6 +302,7 @@ export const mediaBench: BenchModule = {
       const total = Math.ceil(SIZE / CHUNK);
       report(`upload in ${total} chunks of 4 MiB (POST + PUTs), median`, chunkedMbs, "MiB/s", ref);
       report("  same, against the ceiling in parts", chunkedMbs, "MiB/s", partsRef);
+      if (directRef) report("  same, against the direct I/O ceiling", chunkedMbs, "MiB/s", directRef);
       report("  server peak RSS during them", await rss.stop(), "MiB");
 
       rss = sampleRss(pid);

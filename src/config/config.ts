@@ -221,6 +221,12 @@ export const settings = {
     doc: "Directory of the local blob store. Default FERRY_DATA_DIR/blobs.",
     parse: str(),
   },
+  BLOB_DIRECT_IO: {
+    group: "storage",
+    doc: "Write local blobs with direct I/O (O_DIRECT), around the page cache, where the file system allows it; false writes through the page cache (ADR 0016).",
+    example: "true",
+    parse: bool(true),
+  },
   S3_ENDPOINT: {
     group: "storage",
     doc: "Endpoint of an S3-compatible service (MinIO, R2, Ceph...); unset for AWS S3.",

@@ -62,7 +62,12 @@ export interface BlobStore {
 /** Which blob store to build and how; produced from config (BLOB_STORE=memory|local|s3). */
 export type BlobStoreOptions =
   | { kind: "memory" }
-  | { kind: "local"; dir: string }
+  | {
+      kind: "local";
+      dir: string;
+      /** Write blobs with O_DIRECT where the file system allows it (default true; ADR 0016). */
+      directIo?: boolean;
+    }
   | {
       kind: "s3";
       /** Custom endpoint for S3-compatible services (MinIO, R2...); omit for AWS. */
@@ -85,7 +90,7 @@ export async function createBlobStore(options: BlobStoreOptions): Promise<BlobSt
     case "memory":
       return new MemoryBlobStore();
     case "local":
-      return new LocalBlobStore(options.dir);
+      return new LocalBlobStore(options.dir, { directIo: options.directIo ?? true });
     case "s3": {
       const { S3BlobStore } = await import("./s3-blob-store.js");
       return new S3BlobStore(options);

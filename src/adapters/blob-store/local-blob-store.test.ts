@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -7,17 +8,22 @@ import { runBlobStoreContract } from "./blob-store.contract.js";
 import { createBlobStore } from "./blob-store.js";
 import { LocalBlobStore } from "./local-blob-store.js";
 
-runBlobStoreContract("local", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "ferry-blobs-"));
-  const store = new LocalBlobStore(dir);
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+const MiB = 1024 * 1024;
+
+for (const directIo of [true, false]) {
+  runBlobStoreContract(directIo ? "local, direct I/O" : "local, page cache", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ferry-blobs-"));
+    const store = new LocalBlobStore(dir, { directIo });
+    expect(await store.usesDirectIo()).toBe(directIo);
+    return {
+      store,
+      async cleanup() {
+        await store.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  });
+}
 
 describe("LocalBlobStore on disk", () => {
   let dir: string;
@@ -62,10 +68,57 @@ describe("LocalBlobStore on disk", () => {
     expect(await readdir(join(dir, "blobs", "media", "9"))).toEqual(["part-0-a.blob"]);
   });
 
+  it.each([4096, MiB - 1, MiB, 2 * MiB, 2 * MiB + 4096, 3 * MiB + 1])(
+    "writes a blob of %i bytes directly, at its exact length",
+    async (size) => {
+      expect(await store.usesDirectIo()).toBe(true);
+      const data = randomBytes(size);
+      // Pieces of odd sizes, so buffers fill across piece boundaries.
+      const pieces = [];
+      for (let at = 0; at < size; at += 100_003) pieces.push(data.subarray(at, at + 100_003));
+      expect(await store.put("media/5/part-0-a", Readable.from(pieces))).toEqual({ bytes: size });
+      const onDisk = await readFile(join(dir, "blobs", "media", "5", "part-0-a.blob"));
+      expect(onDisk.length).toBe(size);
+      expect(onDisk.equals(data)).toBe(true);
+    },
+  );
+
+  it("writes more blobs at once than it has direct buffers for, every one whole", async () => {
+    const blobs = Array.from({ length: 24 }, (_, i) => randomBytes(2 * MiB + 1000 * i));
+    // Each source yields over several turns of the event loop, so all 24 writes overlap.
+    const slowly = (data: Buffer) =>
+      Readable.from(
+        (async function* () {
+          for (let at = 0; at < data.length; at += 256 * 1024) {
+            await new Promise((resolve) => setImmediate(resolve));
+            yield data.subarray(at, at + 256 * 1024);
+          }
+        })(),
+      );
+    await Promise.all(blobs.map((data, i) => store.put(`media/6/part-${i}-x`, slowly(data))));
+    for (const [i, data] of blobs.entries()) {
+      const onDisk = await readFile(join(dir, "blobs", "media", "6", `part-${i}-x.blob`));
+      expect(onDisk.equals(data)).toBe(true);
+    }
+  });
+
+  it("writes through the page cache when asked to, or when a direct write fails at first use", async () => {
+    const buffered = new LocalBlobStore(join(dir, "buffered"), { directIo: false });
+    expect(await buffered.usesDirectIo()).toBe(false);
+    await buffered.put("a/b", Readable.from([Buffer.from("plain")]));
+    expect(await readFile(join(dir, "buffered", "a", "b.blob"), "utf8")).toBe("plain");
+    // The probe's write fails in a directory that cannot hold files (its path is a file).
+    await writeFile(join(dir, "not-a-dir"), "x");
+    expect(await new LocalBlobStore(join(dir, "not-a-dir")).usesDirectIo()).toBe(false);
+  });
+
   it("is what createBlobStore builds for kind local", async () => {
     const built = await createBlobStore({ kind: "local", dir });
     expect(built).toBeInstanceOf(LocalBlobStore);
     expect(built.kind).toBe("local");
+    expect(await (built as LocalBlobStore).usesDirectIo()).toBe(true);
+    const buffered = await createBlobStore({ kind: "local", dir, directIo: false });
+    expect(await (buffered as LocalBlobStore).usesDirectIo()).toBe(false);
     expect((await createBlobStore({ kind: "memory" })).kind).toBe("memory");
   });
 });

@@ -11,6 +11,13 @@ import {
   BlobNotFoundError,
   unsatisfiableRange,
 } from "./blob-validation.js";
+import {
+  AlignedBufferPool,
+  DIRECT_ALIGNMENT,
+  DIRECT_OPEN_FLAGS,
+  type DirectBuffers,
+  writeDirect,
+} from "./direct-write.js";
 
 /** Directory the local blob store uses when config names none. */
 export const DEFAULT_LOCAL_BLOB_DIR = "./data/blobs";
@@ -23,6 +30,8 @@ const FILE_SUFFIX = ".blob";
 const READ_CHUNK_BYTES = 256 * 1024;
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 const OPEN_ATTEMPTS = 4;
+// Shared by every local store of the process: its buffers come from one reservation.
+const directBufferPool = new AlignedBufferPool();
 
 /**
  * Blob store on the local file system under one directory. Writes go to a dot-named temporary
@@ -32,10 +41,16 @@ const OPEN_ATTEMPTS = 4;
 export class LocalBlobStore implements BlobStore {
   readonly kind = "local";
   readonly #root: string;
+  readonly #directIo: boolean;
+  #directProbe: Promise<boolean> | undefined;
 
-  /** Stores blobs under `dir` (created on first write), resolved against the working directory. */
-  constructor(dir: string = DEFAULT_LOCAL_BLOB_DIR) {
+  /**
+   * Stores blobs under `dir` (created on first write), resolved against the working directory.
+   * With `directIo` (the default) blobs are written with O_DIRECT where the file system allows it.
+   */
+  constructor(dir: string = DEFAULT_LOCAL_BLOB_DIR, options: { directIo?: boolean } = {}) {
     this.#root = resolve(dir);
+    this.#directIo = options.directIo ?? true;
   }
 
   /** See BlobStore.put; the temporary file is removed if `body` or the write fails. */
@@ -44,20 +59,36 @@ export class LocalBlobStore implements BlobStore {
     const target = this.#pathOf(key);
     const dir = dirname(target);
     const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
-    const handle = await openNewFile(dir, temp);
-    // flush: fsync before close, so the rename below never publishes unwritten data. While one
-    // write is in flight the stream queues up to WRITE_BUFFER_BYTES and sends them as one writev.
-    const out = handle.createWriteStream({ flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+    const buffers = await this.#directBuffers();
     try {
-      await pipeline(body, out);
-      await rename(temp, target);
-    } catch (error) {
-      out.destroy();
-      await rm(temp, { force: true });
-      throw error;
+      const bytes = buffers
+        ? await writeDirectFile(dir, temp, body, buffers)
+        : await writeBufferedFile(dir, temp, body);
+      await rename(temp, target).catch(async (error) => {
+        await rm(temp, { force: true });
+        throw error;
+      });
+      await syncDirectory(dir);
+      return { bytes };
+    } finally {
+      if (buffers) directBufferPool.release(buffers);
     }
-    await syncDirectory(dir);
-    return { bytes: out.bytesWritten };
+  }
+
+  /**
+   * Whether this store writes with direct I/O: asked for, and the file system accepted a direct
+   * write of one block on the first try (tmpfs and some network file systems refuse O_DIRECT).
+   */
+  usesDirectIo(): Promise<boolean> {
+    if (!this.#directIo || DIRECT_OPEN_FLAGS === undefined) return Promise.resolve(false);
+    this.#directProbe ??= probeDirectIo(this.#root);
+    return this.#directProbe;
+  }
+
+  /** A pair of aligned buffers for one direct write, or undefined to write through the page cache. */
+  async #directBuffers(): Promise<DirectBuffers | undefined> {
+    if (!(await this.usesDirectIo())) return undefined;
+    return directBufferPool.acquire();
   }
 
   /** See BlobStore.get. */
@@ -154,10 +185,61 @@ export class LocalBlobStore implements BlobStore {
   }
 }
 
-async function openNewFile(dir: string, path: string): Promise<FileHandle> {
+/** Writes `body` to the new file `temp` through the page cache, fsynced; resolves with its size. */
+async function writeBufferedFile(dir: string, temp: string, body: Readable): Promise<number> {
+  const handle = await openNewFile(dir, temp, "wx");
+  // flush: fsync before close, so the rename never publishes unwritten data. While one write is
+  // in flight the stream queues up to WRITE_BUFFER_BYTES and sends them as one writev.
+  const out = handle.createWriteStream({ flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+  try {
+    await pipeline(body, out);
+    return out.bytesWritten;
+  } catch (error) {
+    out.destroy();
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Writes `body` to the new file `temp` with direct I/O, fsynced; resolves with its size. */
+async function writeDirectFile(dir: string, temp: string, body: Readable, buffers: DirectBuffers) {
+  const handle = await openNewFile(dir, temp, DIRECT_OPEN_FLAGS!);
+  try {
+    const bytes = await writeDirect(handle, body, buffers);
+    await handle.sync();
+    return bytes;
+  } catch (error) {
+    body.destroy();
+    await rm(temp, { force: true });
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes one aligned block with direct I/O to a scratch file under `root`; false if that fails. */
+async function probeDirectIo(root: string): Promise<boolean> {
+  const path = join(root, `.direct-io-probe.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await mkdir(root, { recursive: true });
+    const handle = await open(path, DIRECT_OPEN_FLAGS!);
+    try {
+      await handle.write(directBufferPool.zeroBlock(), 0, DIRECT_ALIGNMENT, 0);
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await rm(path, { force: true }).catch(() => {});
+  }
+}
+
+async function openNewFile(dir: string, path: string, flags: string | number): Promise<FileHandle> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await open(path, "wx");
+      return await open(path, flags);
     } catch (error) {
       // The directory is missing (first blob in it, or a concurrent delete pruned it): create it
       // and try again. Opening first saves a mkdir round trip on every other write.

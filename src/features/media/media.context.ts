@@ -97,6 +97,7 @@ export function blobStoreOptionsFromConfig(config: Config): BlobStoreOptions {
       return {
         kind: "local",
         dir: config.FERRY_BLOB_DIR ? resolve(config.FERRY_BLOB_DIR) : join(config.dataDir, "blobs"),
+        directIo: config.BLOB_DIRECT_IO,
       };
     case "s3": {
       if (!config.S3_BUCKET) throw new Error("Invalid configuration: BLOB_STORE=s3 needs S3_BUCKET.");
