@@ -14,11 +14,7 @@ import { Agent, type ClientRequest, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import {
-  AlignedBufferPool,
-  DIRECT_OPEN_FLAGS,
-  writeDirect,
-} from "../src/adapters/blob-store/direct-write.js";
+import { AlignedBufferPool, DIRECT_WRITE_FLAGS, writeDirect } from "../src/adapters/blob-store/direct-io.js";
 import { generateDataKey } from "../src/crypto/envelope.js";
 import { createEncryptStream } from "../src/crypto/segment-aead.js";
 import { deterministicStream } from "../src/features/media/media.testkit.js";
@@ -49,11 +45,11 @@ async function ceiling(dir: string): Promise<number> {
  * `ceiling`, which writes through the page cache.
  */
 async function directCeiling(dir: string): Promise<number | undefined> {
-  const buffers = new AlignedBufferPool().acquire();
-  if (DIRECT_OPEN_FLAGS === undefined || !buffers) return undefined;
+  const buffers = new AlignedBufferPool(2).acquire(2);
+  if (DIRECT_WRITE_FLAGS === undefined || !buffers) return undefined;
   const path = join(dir, "ceiling-direct.bin");
   const started = performance.now();
-  const handle = await open(path, DIRECT_OPEN_FLAGS);
+  const handle = await open(path, DIRECT_WRITE_FLAGS);
   try {
     const body = deterministicStream(SIZE).pipe(createEncryptStream(generateDataKey(), 1));
     await writeDirect(handle, body, buffers);

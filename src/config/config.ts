@@ -223,7 +223,7 @@ export const settings = {
   },
   BLOB_DIRECT_IO: {
     group: "storage",
-    doc: "Write local blobs with direct I/O (O_DIRECT), around the page cache, where the file system allows it; false writes through the page cache (ADR 0016).",
+    doc: "Write and read local blobs with direct I/O (O_DIRECT), around the page cache, where the file system allows it; false uses the page cache (ADR 0016).",
     example: "true",
     parse: bool(true),
   },

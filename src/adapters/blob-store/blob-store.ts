@@ -65,7 +65,7 @@ export type BlobStoreOptions =
   | {
       kind: "local";
       dir: string;
-      /** Write blobs with O_DIRECT where the file system allows it (default true; ADR 0016). */
+      /** Write and read blobs with O_DIRECT where the file system allows it (default true; ADR 0016). */
       directIo?: boolean;
     }
   | {

@@ -102,6 +102,45 @@ describe("LocalBlobStore on disk", () => {
     }
   });
 
+  it("reads any byte range of a direct-written blob, across block boundaries", async () => {
+    const size = 3 * MiB + 1;
+    const data = randomBytes(size);
+    await store.put("media/7/part-0-a", Readable.from([data]));
+    const ranges: Array<[number, number]> = [
+      [0, size - 1],
+      [0, 0],
+      [4095, 4097],
+      [MiB - 1, 2 * MiB + 5],
+      [5000, MiB + 4096],
+      [3 * MiB, 3 * MiB + 100],
+    ];
+    for (const [start, end] of ranges) {
+      const read = await readAll(await store.get("media/7/part-0-a", { start, end }));
+      expect(read.equals(data.subarray(start, end + 1))).toBe(true);
+    }
+    expect((await readAll(await store.get("media/7/part-0-a"))).equals(data)).toBe(true);
+  });
+
+  it("reads more blobs at once than it has direct buffers for, and closes every file", async () => {
+    const data = randomBytes(MiB + 17);
+    await store.put("media/8/part-0-a", Readable.from([data]));
+    const openFiles = async () => (await readdir("/proc/self/fd")).length;
+    const before = await openFiles();
+    const streams = await Promise.all(Array.from({ length: 40 }, () => store.get("media/8/part-0-a")));
+    // Half are read to the end, half destroyed after their first piece.
+    const results = await Promise.all(
+      streams.map(async (stream, i) => {
+        if (i % 2 === 0) return readAll(stream);
+        for await (const _piece of stream) break;
+        return undefined;
+      }),
+    );
+    for (const read of results.filter((r) => r !== undefined)) expect(read.equals(data)).toBe(true);
+    for (let i = 0; i < 100 && (await openFiles()) > before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await openFiles()).toBe(before);
+  });
+
   it("writes through the page cache when asked to, or when a direct write fails at first use", async () => {
     const buffered = new LocalBlobStore(join(dir, "buffered"), { directIo: false });
     expect(await buffered.usesDirectIo()).toBe(false);
@@ -122,3 +161,9 @@ describe("LocalBlobStore on disk", () => {
     expect((await createBlobStore({ kind: "memory" })).kind).toBe("memory");
   });
 });
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  for await (const piece of stream) pieces.push(piece as Buffer);
+  return Buffer.concat(pieces);
+}

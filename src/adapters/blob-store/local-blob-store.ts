@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobListEntry, BlobRange, BlobStore } from "./blob-store.js";
 import {
@@ -14,10 +14,11 @@ import {
 import {
   AlignedBufferPool,
   DIRECT_ALIGNMENT,
-  DIRECT_OPEN_FLAGS,
-  type DirectBuffers,
+  DIRECT_READ_FLAGS,
+  DIRECT_WRITE_FLAGS,
+  readDirect,
   writeDirect,
-} from "./direct-write.js";
+} from "./direct-io.js";
 
 /** Directory the local blob store uses when config names none. */
 export const DEFAULT_LOCAL_BLOB_DIR = "./data/blobs";
@@ -25,13 +26,17 @@ export const DEFAULT_LOCAL_BLOB_DIR = "./data/blobs";
 // Key "media/1/part-0" is the file "<dir>/media/1/part-0.blob". The suffix keeps a key and a
 // deeper key ("media/1" and "media/1/x") from fighting over one path as file and directory.
 const FILE_SUFFIX = ".blob";
-// Reads of 256 KiB and writes gathered up to 1 MiB: far fewer system calls and thread-pool round
-// trips than 64 KiB (each 4 MiB chunk was dozens of serial waits), still a small, bounded buffer.
+// Through the page cache, reads of 256 KiB and writes gathered up to 1 MiB: far fewer system calls
+// and thread-pool round trips than 64 KiB (each 4 MiB chunk was dozens of serial waits), still a
+// small, bounded buffer.
 const READ_CHUNK_BYTES = 256 * 1024;
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 const OPEN_ATTEMPTS = 4;
-// Shared by every local store of the process: its buffers come from one reservation.
-const directBufferPool = new AlignedBufferPool();
+// Aligned buffers for direct I/O, shared by every local store of the process: two per write (16
+// writes at once), one per read (32 reads at once; a slow download holds its buffer for as long as
+// it lasts, so readers never take the writers' buffers). Beyond that, the page cache is used.
+const writeBuffers = new AlignedBufferPool(32);
+const readBuffers = new AlignedBufferPool(32);
 
 /**
  * Blob store on the local file system under one directory. Writes go to a dot-named temporary
@@ -46,7 +51,8 @@ export class LocalBlobStore implements BlobStore {
 
   /**
    * Stores blobs under `dir` (created on first write), resolved against the working directory.
-   * With `directIo` (the default) blobs are written with O_DIRECT where the file system allows it.
+   * With `directIo` (the default) blobs are written and read with O_DIRECT where the file system
+   * allows it.
    */
   constructor(dir: string = DEFAULT_LOCAL_BLOB_DIR, options: { directIo?: boolean } = {}) {
     this.#root = resolve(dir);
@@ -59,7 +65,7 @@ export class LocalBlobStore implements BlobStore {
     const target = this.#pathOf(key);
     const dir = dirname(target);
     const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
-    const buffers = await this.#directBuffers();
+    const buffers = (await this.usesDirectIo()) ? writeBuffers.acquire(2) : undefined;
     try {
       const bytes = buffers
         ? await writeDirectFile(dir, temp, body, buffers)
@@ -71,47 +77,46 @@ export class LocalBlobStore implements BlobStore {
       await syncDirectory(dir);
       return { bytes };
     } finally {
-      if (buffers) directBufferPool.release(buffers);
+      if (buffers) writeBuffers.release(buffers);
     }
   }
 
   /**
-   * Whether this store writes with direct I/O: asked for, and the file system accepted a direct
-   * write of one block on the first try (tmpfs and some network file systems refuse O_DIRECT).
+   * Whether this store reads and writes with direct I/O: asked for, and the file system accepted a
+   * direct write of one block on the first try (some network file systems refuse O_DIRECT).
    */
   usesDirectIo(): Promise<boolean> {
-    if (!this.#directIo || DIRECT_OPEN_FLAGS === undefined) return Promise.resolve(false);
+    if (!this.#directIo || DIRECT_WRITE_FLAGS === undefined) return Promise.resolve(false);
     this.#directProbe ??= probeDirectIo(this.#root);
     return this.#directProbe;
-  }
-
-  /** A pair of aligned buffers for one direct write, or undefined to write through the page cache. */
-  async #directBuffers(): Promise<DirectBuffers | undefined> {
-    if (!(await this.usesDirectIo())) return undefined;
-    return directBufferPool.acquire();
   }
 
   /** See BlobStore.get. */
   async get(key: string, range?: BlobRange): Promise<Readable> {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);
+    const buffer = (await this.usesDirectIo()) ? readBuffers.acquire(1)?.[0] : undefined;
     let handle: FileHandle;
     try {
-      handle = await open(this.#pathOf(key), "r");
+      handle = await open(this.#pathOf(key), buffer ? DIRECT_READ_FLAGS! : "r");
     } catch (error) {
+      if (buffer) readBuffers.release([buffer]);
       if (isMissing(error)) throw new BlobNotFoundError(key);
       throw error;
     }
-    if (!range) return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
     try {
-      const { size } = await handle.stat();
-      if (range.start >= size) throw unsatisfiableRange(key, range.start, size);
-      return handle.createReadStream({
-        start: range.start,
-        end: Math.min(range.end, size - 1),
-        highWaterMark: READ_CHUNK_BYTES,
-      });
+      const size = buffer || range ? (await handle.stat()).size : 0;
+      if (range && range.start >= size) throw unsatisfiableRange(key, range.start, size);
+      const start = range?.start ?? 0;
+      const end = range ? Math.min(range.end + 1, size) : size;
+      if (buffer) return Readable.from(directPieces(handle, start, end, buffer), { objectMode: false });
+      return handle.createReadStream(
+        range
+          ? { start, end: end - 1, highWaterMark: READ_CHUNK_BYTES }
+          : { highWaterMark: READ_CHUNK_BYTES },
+      );
     } catch (error) {
+      if (buffer) readBuffers.release([buffer]);
       await handle.close();
       throw error;
     }
@@ -202,8 +207,8 @@ async function writeBufferedFile(dir: string, temp: string, body: Readable): Pro
 }
 
 /** Writes `body` to the new file `temp` with direct I/O, fsynced; resolves with its size. */
-async function writeDirectFile(dir: string, temp: string, body: Readable, buffers: DirectBuffers) {
-  const handle = await openNewFile(dir, temp, DIRECT_OPEN_FLAGS!);
+async function writeDirectFile(dir: string, temp: string, body: Readable, buffers: Buffer[]) {
+  const handle = await openNewFile(dir, temp, DIRECT_WRITE_FLAGS!);
   try {
     const bytes = await writeDirect(handle, body, buffers);
     await handle.sync();
@@ -222,9 +227,9 @@ async function probeDirectIo(root: string): Promise<boolean> {
   const path = join(root, `.direct-io-probe.${randomBytes(6).toString("hex")}.tmp`);
   try {
     await mkdir(root, { recursive: true });
-    const handle = await open(path, DIRECT_OPEN_FLAGS!);
+    const handle = await open(path, DIRECT_WRITE_FLAGS!);
     try {
-      await handle.write(directBufferPool.zeroBlock(), 0, DIRECT_ALIGNMENT, 0);
+      await handle.write(writeBuffers.zeroBlock(), 0, DIRECT_ALIGNMENT, 0);
     } finally {
       await handle.close();
     }
@@ -233,6 +238,16 @@ async function probeDirectIo(root: string): Promise<boolean> {
     return false;
   } finally {
     await rm(path, { force: true }).catch(() => {});
+  }
+}
+
+/** `readDirect`, closing the file and returning the buffer when done (or destroyed). */
+async function* directPieces(handle: FileHandle, start: number, end: number, buffer: Buffer) {
+  try {
+    yield* readDirect(handle, start, end, buffer);
+  } finally {
+    await handle.close();
+    readBuffers.release([buffer]);
   }
 }
 
