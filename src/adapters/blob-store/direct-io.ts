@@ -140,16 +140,20 @@ export async function* readDirect(
   end: number,
   buffer: Buffer,
 ): AsyncGenerator<Buffer> {
-  for (let block = start - (start % DIRECT_ALIGNMENT); block < end; block += DIRECT_BUFFER_BYTES) {
+  let block = start - (start % DIRECT_ALIGNMENT);
+  while (block < end) {
     const { bytesRead } = await handle.read(buffer, 0, DIRECT_BUFFER_BYTES, block);
     const from = Math.max(start - block, 0);
     const to = Math.min(bytesRead, end - block);
-    if (to <= from) return;
     // Copied out in pieces of at most a quarter of the block, so streams downstream hold less.
     for (let at = from; at < to; at += PIECE_BYTES) {
       const piece = Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
       buffer.copy(piece, 0, at, at + piece.length);
       yield piece;
     }
+    // Only the end of the file stops a read short of an aligned length; a short aligned read
+    // (allowed, if unusual) continues where it stopped.
+    if (bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0) return;
+    block += bytesRead;
   }
 }
