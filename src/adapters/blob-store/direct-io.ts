@@ -12,7 +12,7 @@
  */
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 
 /** Alignment of every direct write's address, offset and length (covers 512 and 4096-byte blocks). */
 export const DIRECT_ALIGNMENT = 4096;
@@ -156,4 +156,37 @@ export async function* readDirect(
     if (bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0) return;
     block += bytesRead;
   }
+}
+
+/**
+ * A stream of `readDirect(handle, start, end, buffer)`. However it ends (read to the end, failed,
+ * or destroyed, even before its first read), it waits for any read still filling `buffer`, then
+ * closes `handle` and calls `release`, once.
+ */
+export function directReadStream(
+  handle: FileHandle,
+  start: number,
+  end: number,
+  buffer: Buffer,
+  release: () => void,
+): Readable {
+  const pieces = readDirect(handle, start, end, buffer);
+  let reading: Promise<unknown> | undefined;
+  return new Readable({
+    read() {
+      reading = pieces.next().then(
+        (next) => this.push(next.done ? null : next.value),
+        (error: Error) => this.destroy(error),
+      );
+    },
+    destroy(error, callback) {
+      Promise.resolve(reading)
+        .then(() => handle.close())
+        .catch(() => {}) // a close error changes nothing for the reader
+        .finally(() => {
+          release();
+          callback(error);
+        });
+    },
+  });
 }

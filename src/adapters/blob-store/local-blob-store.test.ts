@@ -127,11 +127,13 @@ describe("LocalBlobStore on disk", () => {
     const openFiles = async () => (await readdir("/proc/self/fd")).length;
     const before = await openFiles();
     const streams = await Promise.all(Array.from({ length: 40 }, () => store.get("media/8/part-0-a")));
-    // Half are read to the end, half destroyed after their first piece.
+    // A third are read to the end, a third destroyed after their first piece, a third destroyed
+    // before anything was read.
     const results = await Promise.all(
       streams.map(async (stream, i) => {
-        if (i % 2 === 0) return readAll(stream);
-        for await (const _piece of stream) break;
+        if (i % 3 === 0) return readAll(stream);
+        if (i % 3 === 1) for await (const _piece of stream) break;
+        else stream.destroy();
         return undefined;
       }),
     );

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobListEntry, BlobRange, BlobStore } from "./blob-store.js";
 import {
@@ -16,7 +16,7 @@ import {
   DIRECT_ALIGNMENT,
   DIRECT_READ_FLAGS,
   DIRECT_WRITE_FLAGS,
-  readDirect,
+  directReadStream,
   writeDirect,
 } from "./direct-io.js";
 
@@ -109,7 +109,7 @@ export class LocalBlobStore implements BlobStore {
       if (range && range.start >= size) throw unsatisfiableRange(key, range.start, size);
       const start = range?.start ?? 0;
       const end = range ? Math.min(range.end + 1, size) : size;
-      if (buffer) return Readable.from(directPieces(handle, start, end, buffer), { objectMode: false });
+      if (buffer) return directReadStream(handle, start, end, buffer, () => readBuffers.release([buffer]));
       return handle.createReadStream(
         range
           ? { start, end: end - 1, highWaterMark: READ_CHUNK_BYTES }
@@ -238,16 +238,6 @@ async function probeDirectIo(root: string): Promise<boolean> {
     return false;
   } finally {
     await rm(path, { force: true }).catch(() => {});
-  }
-}
-
-/** `readDirect`, closing the file and returning the buffer when done (or destroyed). */
-async function* directPieces(handle: FileHandle, start: number, end: number, buffer: Buffer) {
-  try {
-    yield* readDirect(handle, start, end, buffer);
-  } finally {
-    await handle.close();
-    readBuffers.release([buffer]);
   }
 }
 
