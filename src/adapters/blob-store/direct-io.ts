@@ -17,7 +17,7 @@ import { Readable } from "node:stream";
 /** Alignment of every direct write's address, offset and length (covers 512 and 4096-byte blocks). */
 export const DIRECT_ALIGNMENT = 4096;
 /** Bytes per direct read or write. */
-export const DIRECT_BUFFER_BYTES = 1024 * 1024;
+const DIRECT_BUFFER_BYTES = 1024 * 1024;
 const WASM_PAGE_BYTES = 64 * 1024;
 const PIECE_BYTES = DIRECT_BUFFER_BYTES / 4;
 
@@ -134,7 +134,7 @@ async function writeFully(
  * through the aligned `buffer` in DIRECT_BUFFER_BYTES blocks, as copied pieces of up to 256 KiB
  * (the buffer is free again once the generator has finished). Ends early if the file is shorter.
  */
-export async function* readDirect(
+async function* readDirect(
   handle: FileHandle,
   start: number,
   end: number,
