@@ -1,5 +1,5 @@
 /**
- * Issue 8 (audit log): filtered log search with 1,000,000 entries in one account. Times the first
+ * Audit log: filtered log search with 1,000,000 entries in one account. Times the first
  * page and a page reached by marker, filtered by code and by path (HTTP round trip to a real
  * `ferry serve`), prints the query plans, and times audit writes and `ferry audit verify`.
  * AUDIT_BENCH_ENTRIES overrides the entry count.

@@ -1,9 +1,9 @@
 /**
- * Issue 6 (callbacks): callbacks delivered per second from outbox events to a local receiver, through
+ * Callbacks: callbacks delivered per second from outbox events to a local receiver, through
  * real `ferry worker` processes (one, then two sharing the queue), against signed POSTs sent straight
  * from this process to the same receiver in the same run.
  */
-import { createContainer } from "../src/app/container.js";
+import { openFerry } from "../src/app/processes.js";
 import { loadConfig } from "../src/config/config.js";
 import { signWebhook } from "../src/crypto/webhook-signature.js";
 import { createTestDatabase, testDialect } from "../test/helpers/db.js";
@@ -59,17 +59,17 @@ export const callbacksBench: BenchModule = {
       LOG_LEVEL: "warn",
       JOB_POLL_INTERVAL_MS: "200",
     };
-    const container = await createContainer(loadConfig(env));
+    const ferry = await openFerry(loadConfig(env));
     const workers: FerryProcess[] = [];
     try {
       const raw = await rawSignedPostRate(receiver, EVENTS, 8);
       report("ceiling: signed POSTs from one process (8 at once)", raw, "callbacks/s");
-      const account = await container.auth.createAccount("bench-callbacks@example.com", "Bench");
-      const { application } = await container.auth.createApplication(account.email, "bench");
+      const account = await ferry.auth.createAccount("bench-callbacks@example.com", "Bench");
+      const { application } = await ferry.auth.createApplication(account.email, "bench");
       const auth = { accountId: account.id, applicationId: application.id, scopes: "*" };
       const requestIds: number[] = [];
       for (let i = 0; i < EVENTS * 2; i++) {
-        const view = await container.requests.create(auth, {
+        const view = await ferry.requests.create(auth, {
           type: "pull",
           callback_url: `${receiver.url}/hook/${i}`,
         });
@@ -86,9 +86,9 @@ export const callbacksBench: BenchModule = {
         await new Promise((r) => setTimeout(r, 500));
         const before = receiver.received.length;
         const emitStart = performance.now();
-        await container.database.db.transaction().execute(async (trx) => {
+        await ferry.database.db.transaction().execute(async (trx) => {
           for (const id of batch) {
-            await container.callbacks.emitCallbackEvent(trx, {
+            await ferry.callbacks.emitCallbackEvent(trx, {
               accountId: account.id,
               requestId: id,
               type: "request_complete",
@@ -111,7 +111,7 @@ export const callbacksBench: BenchModule = {
       }
     } finally {
       for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
-      await container.close();
+      await ferry.close();
       await receiver.close();
       await database.drop();
     }

@@ -1,6 +1,6 @@
 import { type BenchModule, report, requestsPerSecond, startBenchFerry } from "./lib.js";
 
-/** Issue "Foundation": authenticated GET (token verification, scope check, rate limit, audit write) vs the bare route. */
+/** Foundation: authenticated GET (token verification, scope check, rate limit, audit write) vs the bare route. */
 export const foundationBench: BenchModule = {
   name: "foundation",
   async run(ctx) {

@@ -1,5 +1,5 @@
 /**
- * Issue 4 (media): upload and download MB/s through the API for a MEDIA_BENCH_MB (default 1024) MiB
+ * Media: upload and download MB/s through the API for a MEDIA_BENCH_MB (default 1024) MiB
  * file, whole and in 4 MiB chunks, each as a ratio to this machine's ceiling measured in the same
  * run (AES-256-GCM of the same bytes in 64 KiB segments plus writing them to the same disk, fsynced),
  * and the server's peak resident memory during each transfer. Chunked uploads are also compared
@@ -17,7 +17,7 @@ import { pipeline } from "node:stream/promises";
 import { AlignedBufferPool, DIRECT_WRITE_FLAGS, writeDirect } from "../src/adapters/blob-store/direct-io.js";
 import { generateDataKey } from "../src/crypto/envelope.js";
 import { createEncryptStream } from "../src/crypto/segment-aead.js";
-import { deterministicStream } from "../src/features/media/media.testkit.js";
+import { deterministicStream } from "../test/helpers/media.js";
 import { type BenchFerry, type BenchModule, median, report, startBenchFerry } from "./lib.js";
 
 const MiB = 1024 * 1024;
@@ -41,7 +41,7 @@ async function ceiling(dir: string): Promise<number> {
 
 /**
  * MB/s of the ceiling's work with the file written as the local blob store writes it by default:
- * with direct I/O, around the page cache (ADR 0016). Printed for reference; the issue's ratios use
+ * with direct I/O, around the page cache (ADR 0016). Printed for reference; the upload ratios use
  * `ceiling`, which writes through the page cache.
  */
 async function directCeiling(dir: string): Promise<number | undefined> {

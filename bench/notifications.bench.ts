@@ -1,10 +1,10 @@
 /**
- * Issue 5 (notifications): emails delivered per second through the whole path (API send_notification →
+ * Notifications: emails delivered per second through the whole path (API send_notification →
  * outbox job → worker → SMTP to an in-process server), against raw nodemailer to the same server in the
  * same run; and template renders per second.
  */
 import { createTransport } from "nodemailer";
-import { createTemplateEngine } from "../src/features/notifications/templates/template-engine.js";
+import { createTemplateEngine } from "../src/features/templates/index.js";
 import { startSmtpServer } from "../test/helpers/smtp.js";
 import { type BenchModule, benchSeconds, report, startBenchFerry } from "./lib.js";
 

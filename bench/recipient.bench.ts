@@ -1,5 +1,5 @@
 /**
- * Issue 7 (recipient pages): push page responses per second (HTML rendered per call, audit entries
+ * Recipient pages: push page responses per second (HTML rendered per call, audit entries
  * AAA-0011 and ABB-0020 written per call) as a ratio to the bare Fastify route, plus the page's
  * HTML size and the gzipped weight of the first-party JS and CSS.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 3 (requests): create-request and get-request throughput as ratios to the bare route, then
+ * Requests: create-request and get-request throughput as ratios to the bare route, then
  * list latency for page 1 and page 500 with REQUESTS_BENCH_ROWS (default 100,000) requests in one
  * account, with the query plans of the list and count queries.
  */

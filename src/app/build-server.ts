@@ -2,21 +2,18 @@ import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyRequest,
-  LogController,
-} from "fastify";
-import { sql } from "kysely";
-import { AuditCode } from "../features/audit/audit.writer.js";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { pingDatabase } from "../db/database.js";
+import { AuditCode } from "../features/audit/index.js";
 import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
+import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
 import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
-import type { Container } from "./container.js";
-import { featureRoutes, type RoutePlugin } from "./routes.js";
+import type { RouteModule } from "../shared/feature.js";
+import type { Ferry } from "./ferry.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -25,9 +22,9 @@ declare module "fastify" {
   }
 }
 
-/** Masks recipient identifiers in paths so they never reach logs whole: /r/abcd…/ */
+/** Masks recipient identifiers and session tokens in paths so they never reach logs whole: /r/abcd…/ */
 export function maskPath(url: string): string {
-  return url.replace(/\/r\/([^/?#]{4})[^/?#]*/g, "/r/$1…");
+  return url.replace(/\/([rs])\/([^/?#]{4})[^/?#]*/g, "/$1/$2…");
 }
 
 function tighter(a: RateLimitState | undefined, b: RateLimitState): RateLimitState {
@@ -35,16 +32,16 @@ function tighter(a: RateLimitState | undefined, b: RateLimitState): RateLimitSta
 }
 
 /**
- * Builds the Fastify app: conventions (DESIGN §5), auth, rate limits, audit of API calls, OpenAPI
+ * Builds the Fastify app: the HTTP conventions (README), auth, rate limits, audit of API calls, OpenAPI
  * at /v1/openapi.json and /docs, health checks, and every feature's routes. Does not listen.
  */
 export async function buildServer(
-  container: Container,
-  options: { extraRoutes?: RoutePlugin[] } = {},
+  ferry: Ferry,
+  options: { extraRoutes?: RouteModule[] } = {},
 ): Promise<FastifyInstance> {
-  const { config } = container;
+  const { config } = ferry;
   const app = Fastify({
-    loggerInstance: container.logger.child({ component: "http" }) as FastifyBaseLogger,
+    loggerInstance: ferry.logger.child({ component: "http" }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     trustProxy: config.TRUST_PROXY,
@@ -52,7 +49,9 @@ export async function buildServer(
     connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
     keepAliveTimeout: 10_000,
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // One spelling of every path before routing and before any hook reads the URL.
+    rewriteUrl: (req) => canonicalUrl(req.url ?? "/"),
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: true },
     },
@@ -68,8 +67,9 @@ export async function buildServer(
   app.decorateRequest("rateLimit", undefined);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
-    if (request.url.startsWith("/v1/")) {
-      request.rateLimit = await container.rateLimiter.consume("ip", request.ip);
+    // The API's per-IP limit, by the route matched (or, for unknown paths, the canonical URL).
+    if ((request.routeOptions.url ?? request.url).startsWith("/v1/")) {
+      request.rateLimit = await ferry.rateLimiter.consume("ip", request.ip);
     }
   });
   app.addHook("onResponse", async (request, reply) => {
@@ -102,10 +102,10 @@ export async function buildServer(
     maxAge: 600,
   });
 
-  installAuthGuard(app, container.auth, async (request, ctx) => {
+  installAuthGuard(app, ferry.auth, async (request, ctx) => {
     request.rateLimit = tighter(
       request.rateLimit,
-      await container.rateLimiter.consume("app", String(ctx.applicationId)),
+      await ferry.rateLimiter.consume("app", String(ctx.applicationId)),
     );
   });
 
@@ -116,7 +116,7 @@ export async function buildServer(
     if (auth) {
       // AAA-0010: every authenticated API call, written before the response leaves.
       try {
-        await container.audit.write(container.database.db, {
+        await ferry.audit.writer.write(ferry.database.db, {
           accountId: auth.accountId,
           code: AuditCode.API_CALL,
           apiKeyId: auth.applicationId,
@@ -166,8 +166,8 @@ export async function buildServer(
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     try {
-      await sql`select 1`.execute(container.database.db);
-      if (container.redis) await container.redis.ping();
+      await pingDatabase(ferry.database);
+      if (ferry.redis) await ferry.redis.ping();
       return { status: "ready" };
     } catch {
       return reply
@@ -176,12 +176,8 @@ export async function buildServer(
     }
   });
 
-  for (const plugin of [...featureRoutes, ...(options.extraRoutes ?? [])])
-    await app.register(plugin, { container });
+  for (const routes of [...ferry.routes, ...(options.extraRoutes ?? [])]) {
+    await app.register((scope) => routes(scope.withTypeProvider<TypeBoxTypeProvider>()));
+  }
   return app;
-}
-
-/** The client address as seen by the server (honours TRUST_PROXY). */
-export function clientAddress(request: FastifyRequest): string {
-  return request.ip;
 }

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.js";
 import { loadConfig } from "../config/config.js";
 import { buildServer } from "./build-server.js";
-import { type Container, createContainer, LOG_REDACT } from "./container.js";
+import { type Ferry, LOG_REDACT } from "./ferry.js";
+import { openFerry } from "./processes.js";
 
 describe("logs", () => {
   let lines: string[];
-  let container: Container;
+  let ferry: Ferry;
   let database: TestDatabase;
 
   beforeAll(async () => {
@@ -21,17 +22,17 @@ describe("logs", () => {
     });
     database = await createTestDatabase();
     const logger = pino({ level: "trace", redact: { paths: LOG_REDACT, censor: "[redacted]" } }, sink);
-    container = await createContainer(loadConfig({ ...database.env }), { logger });
+    ferry = await openFerry(loadConfig({ ...database.env }), { logger });
   });
   afterAll(async () => {
-    await container?.close();
+    await ferry?.close();
     await database?.drop();
   });
 
   it("are JSON lines with request id, method, masked URL and status, and never hold keys or tokens", async () => {
-    const app = await buildServer(container);
-    await container.auth.createAccount("log-owner@example.com");
-    const { apiKey } = await container.auth.createApplication("log-owner@example.com", "logs");
+    const app = await buildServer(ferry);
+    await ferry.auth.createAccount("log-owner@example.com");
+    const { apiKey } = await ferry.auth.createApplication("log-owner@example.com", "logs");
     const tokenRes = await app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",

@@ -1,5 +1,5 @@
 /**
- * Envelope keys (DESIGN.md §3): each media's data key (DEK) is stored wrapped by a key-encryption
+ * Envelope keys: each media's data key (DEK) is stored wrapped by a key-encryption
  * key (KEK) from the key ring. Wrapped form, version 1:
  *
  *   v1.<kid>.<base64url(nonce 12 bytes || AES-256-GCM(KEK, nonce, DEK) 32 bytes || tag 16 bytes)>

@@ -1,5 +1,5 @@
 /**
- * Segmented AEAD streams for media parts (DESIGN.md §3 "Encrypted media"): encrypt a part into a
+ * Segmented AEAD streams for media parts (docs/adr/0011-blob-format.md): encrypt a part into a
  * blob, decrypt a whole blob or a byte range of it. The blob layout and key, nonce and additional
  * data derivation are documented in segment-format.ts, re-exported here.
  */

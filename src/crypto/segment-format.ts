@@ -1,5 +1,5 @@
 /**
- * Encrypted blob format of media parts (DESIGN.md §3 "Encrypted media"); the streams that
+ * Encrypted blob format of media parts (docs/adr/0011-blob-format.md); the streams that
  * read and write it are in segment-aead.ts.
  *
  * Blob layout, format version 1 (all integers big-endian):

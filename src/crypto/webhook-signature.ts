@@ -13,7 +13,7 @@ export function generateWebhookSecret(): string {
 }
 
 /**
- * Returns the `webhook-signature` header value for one message (Standard Webhooks, DESIGN §4):
+ * Returns the `webhook-signature` header value for one message (Standard Webhooks):
  * `v1,<base64 HMAC-SHA256(key, "id.timestamp.body")>` per secret, space-separated, in the given order.
  * Throws TypeError if no secret is given, a secret is malformed, or the timestamp is not a non-negative
  * integer number of seconds; the message never contains the secret.

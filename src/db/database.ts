@@ -7,6 +7,7 @@ import {
   PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
+  sql,
   type Transaction,
 } from "kysely";
 import pg from "pg";
@@ -28,6 +29,11 @@ export interface Database {
   runPrepared?(name: string, query: CompiledQuery): Promise<{ rowCount: number }>;
   /** Closes every connection. */
   destroy(): Promise<void>;
+}
+
+/** Runs a trivial query: resolves when the database answers (readiness checks). */
+export async function pingDatabase(database: Database): Promise<void> {
+  await sql`select 1`.execute(database.db);
 }
 
 /** A Kysely handle or an open transaction; repositories accept either. */

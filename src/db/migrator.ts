@@ -1,8 +1,9 @@
 import { type Kysely, type MigrationResultSet, Migrator } from "kysely";
 import { migrations } from "./migrations/index.js";
+import type { DB } from "./schema.js";
 
 /** Applies every pending migration; throws with the failing migration's name on error. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -1,7 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { AuthContext, AuthService } from "../features/auth/auth.service.js";
-import { type ScopeArea, scopeAllows } from "../features/auth/scopes.js";
+import type { AuthContext } from "../shared/caller.js";
 import { AppError } from "../shared/errors.js";
+import { type ScopeArea, scopeAllows } from "./scopes.js";
+
+/** Resolves a token to its caller; throws AppError (401) when it is not valid. */
+export interface Authenticator {
+  authenticate(token: string): Promise<AuthContext>;
+}
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -42,7 +47,7 @@ export function requireAuth(request: FastifyRequest): AuthContext {
  */
 export function installAuthGuard(
   app: FastifyInstance,
-  auth: AuthService,
+  auth: Authenticator,
   afterAuth: (request: FastifyRequest, ctx: AuthContext) => Promise<void>,
 ): void {
   app.decorateRequest("auth", undefined);

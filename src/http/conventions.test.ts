@@ -1,76 +1,70 @@
 import { SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { createTestAccount } from "../../test/helpers/app.js";
+import { useHarness } from "../../test/helpers/harness.js";
 
 describe("HTTP conventions and the auth guard", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    t = await createTestApp(
-      {},
-      {
-        extraRoutes: [
-          async (app) => {
-            app.get("/v1/scoped-probe/", { config: { scope: "requests" } }, async () => ({ ok: true }));
-            app.post("/v1/echo/", { config: { scope: "requests" } }, async (request) => ({
-              body: request.body,
-            }));
-          },
-        ],
-      },
-    );
-    owner = await createTestAccount(t);
+  const h = useHarness({
+    app: {
+      extraRoutes: [
+        async (app) => {
+          app.get("/v1/scoped-probe/", { config: { scope: "requests" } }, async () => ({ ok: true }));
+          app.post("/v1/echo/", { config: { scope: "requests" } }, async (request) => ({
+            body: request.body,
+          }));
+        },
+      ],
+    },
   });
-  afterAll(async () => t?.close());
+  const { call } = h;
 
   it("serves paths with and without the trailing slash, without redirecting", async () => {
     for (const url of ["/v1/account/", "/v1/account"]) {
-      const res = await t.app.inject({ method: "GET", url, headers: owner.headers });
+      const res = await call("GET", url);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({
-        id: owner.accountId,
-        email: owner.email,
-        application: { id: owner.applicationId },
+        id: h.owner.accountId,
+        email: h.owner.email,
+        application: { id: h.owner.applicationId },
       });
     }
   });
 
   it("puts a request id on every response", async () => {
-    const a = await t.app.inject({ method: "GET", url: "/v1/account/" });
-    const b = await t.app.inject({ method: "GET", url: "/healthz" });
+    const a = await h.t.app.inject({ method: "GET", url: "/v1/account/" });
+    const b = await h.t.app.inject({ method: "GET", url: "/healthz" });
     expect(a.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     expect(b.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.headers["x-request-id"]).not.toBe(b.headers["x-request-id"]);
   });
 
   it("answers 404 naming the supported versions for a missing or unknown version", async () => {
-    const missing = await t.app.inject({ method: "GET", url: "/request/" });
+    const missing = await h.t.app.inject({ method: "GET", url: "/request/" });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({
       code: "RESOURCE_NOT_FOUND",
       detail: expect.stringContaining("Supported versions: v1"),
     });
-    const unknown = await t.app.inject({ method: "GET", url: "/v2/account/" });
+    const unknown = await h.t.app.inject({ method: "GET", url: "/v2/account/" });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual({
       code: "RESOURCE_NOT_FOUND",
       detail: "API version v2 is not supported. Supported versions: v1.",
     });
-    const nothing = await t.app.inject({ method: "GET", url: "/v1/no-such-thing/" });
+    const nothing = await h.t.app.inject({ method: "GET", url: "/v1/no-such-thing/" });
     expect(nothing.statusCode).toBe(404);
     expect(nothing.json()).toEqual({ code: "RESOURCE_NOT_FOUND", detail: "Not found." });
   });
 
   it("answers 405 with Allow for a wrong method on a known path", async () => {
-    const res = await t.app.inject({ method: "DELETE", url: "/v1/auth/get_token" });
+    const res = await h.t.app.inject({ method: "DELETE", url: "/v1/auth/get_token" });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe("POST");
     expect(res.json()).toEqual({ code: "METHOD_NOT_SUPPORTED", detail: 'Method "DELETE" not allowed.' });
   });
 
   it("refuses unsupported content types with 415", async () => {
-    const res = await t.app.inject({
+    const res = await h.t.app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",
       headers: { "content-type": "application/xml" },
@@ -81,7 +75,7 @@ describe("HTTP conventions and the auth guard", () => {
   });
 
   it("answers 400 with a JSON body for malformed JSON and broken multipart", async () => {
-    const json = await t.app.inject({
+    const json = await h.t.app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",
       headers: { "content-type": "application/json" },
@@ -92,7 +86,7 @@ describe("HTTP conventions and the auth guard", () => {
       code: "INVALID_REQUEST",
       detail: "JSON parse error: the body is not valid JSON.",
     });
-    const multi = await t.app.inject({
+    const multi = await h.t.app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",
       headers: { "content-type": "multipart/form-data" },
@@ -106,39 +100,24 @@ describe("HTTP conventions and the auth guard", () => {
   });
 
   it("treats an empty JSON body as {} and accepts charset parameters and ISO-8859-1", async () => {
-    const empty = await t.app.inject({
-      method: "POST",
-      url: "/v1/echo/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-    });
+    const empty = await call("POST", "/v1/echo/", undefined, { contentType: "application/json" });
     expect(empty.statusCode).toBe(200);
     expect(empty.json()).toEqual({ body: {} });
     for (const ct of ["application/json; charset=UTF-8", "application/json; charset=ISO-8859-1"]) {
-      const res = await t.app.inject({
-        method: "POST",
-        url: "/v1/echo",
-        headers: { ...owner.headers, "content-type": ct },
-        payload: '{"a":1}',
-      });
+      const res = await call("POST", "/v1/echo", '{"a":1}', { contentType: ct });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ body: { a: 1 } });
     }
   });
 
   it("limits body size with 413", async () => {
-    const big = JSON.stringify({ x: "a".repeat(2 * 1024 * 1024) });
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/echo/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-      payload: big,
-    });
+    const res = await call("POST", "/v1/echo/", { x: "a".repeat(2 * 1024 * 1024) });
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe("PAYLOAD_TOO_LARGE");
   });
 
   it("answers CORS preflights", async () => {
-    const res = await t.app.inject({
+    const res = await h.t.app.inject({
       method: "OPTIONS",
       url: "/v1/request/",
       headers: {
@@ -155,7 +134,7 @@ describe("HTTP conventions and the auth guard", () => {
 
   describe("401 AUTHENTICATION_FAILURE", () => {
     const expect401 = async (headers: Record<string, string>, detail?: string) => {
-      const res = await t.app.inject({ method: "GET", url: "/v1/account/", headers });
+      const res = await h.t.app.inject({ method: "GET", url: "/v1/account/", headers });
       expect(res.statusCode).toBe(401);
       expect(res.json().code).toBe("AUTHENTICATION_FAILURE");
       if (detail) expect(res.json().detail).toBe(detail);
@@ -165,34 +144,34 @@ describe("HTTP conventions and the auth guard", () => {
     it("malformed header", () => expect401({ authorization: "Token abc def" }));
     it("garbage token", () => expect401({ authorization: "JWT not.a.jwt" }, "Error decoding signature."));
     it("accepts Bearer as well as JWT", async () => {
-      const res = await t.app.inject({
+      const res = await h.t.app.inject({
         method: "GET",
         url: "/v1/account/",
-        headers: { authorization: `Bearer ${owner.token}` },
+        headers: { authorization: `Bearer ${h.owner.token}` },
       });
       expect(res.statusCode).toBe(200);
     });
     it("tampered signature", async () => {
-      const [h, p, s] = owner.token.split(".");
+      const [head, p, s] = h.owner.token.split(".");
       const flipped = `${s!.slice(0, -2)}${s!.endsWith("AA") ? "BB" : "AA"}`;
-      await expect401({ authorization: `JWT ${h}.${p}.${flipped}` }, "Error decoding signature.");
+      await expect401({ authorization: `JWT ${head}.${p}.${flipped}` }, "Error decoding signature.");
       const otherPayload = Buffer.from(
         JSON.stringify({
-          app_id: owner.applicationId,
+          app_id: h.owner.applicationId,
           account_id: 999,
           iat: 1,
           orig_iat: 1,
           exp: 9999999999,
         }),
       ).toString("base64url");
-      await expect401({ authorization: `JWT ${h}.${otherPayload}.${s}` }, "Error decoding signature.");
+      await expect401({ authorization: `JWT ${head}.${otherPayload}.${s}` }, "Error decoding signature.");
     });
     it("alg: none", async () => {
       const header = Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url");
       const payload = Buffer.from(
         JSON.stringify({
-          app_id: owner.applicationId,
-          account_id: owner.accountId,
+          app_id: h.owner.applicationId,
+          account_id: h.owner.accountId,
           iat: 1,
           orig_iat: 1,
           exp: 9999999999,
@@ -202,11 +181,11 @@ describe("HTTP conventions and the auth guard", () => {
     });
     it("token signed with a key not in the ring", async () => {
       const forged = await new SignJWT({
-        app_id: owner.applicationId,
-        account_id: owner.accountId,
+        app_id: h.owner.applicationId,
+        account_id: h.owner.accountId,
         orig_iat: 1,
       })
-        .setProtectedHeader({ alg: "HS256", kid: t.container.keyRing.activeKid })
+        .setProtectedHeader({ alg: "HS256", kid: h.t.ferry.keyRing.activeKid })
         .setIssuedAt()
         .setExpirationTime("1h")
         .sign(Buffer.alloc(32, 7));
@@ -215,25 +194,18 @@ describe("HTTP conventions and the auth guard", () => {
   });
 
   it("refuses a key without the route's scope with 403 NOT_AUTHORIZED, and allows it with the scope", async () => {
-    const limited = await createTestAccount(t, { scopes: ["media"] });
-    const denied = await t.app.inject({ method: "GET", url: "/v1/scoped-probe/", headers: limited.headers });
+    const limited = await createTestAccount(h.t, { scopes: ["media"] });
+    const denied = await call("GET", "/v1/scoped-probe/", undefined, limited);
     expect(denied.statusCode).toBe(403);
     expect(denied.json().code).toBe("NOT_AUTHORIZED");
-    const reader = await createTestAccount(t, { scopes: ["requests:read"] });
-    expect(
-      (await t.app.inject({ method: "GET", url: "/v1/scoped-probe/", headers: reader.headers })).statusCode,
-    ).toBe(200);
-    const write = await t.app.inject({
-      method: "POST",
-      url: "/v1/echo/",
-      headers: reader.headers,
-      payload: {},
-    });
+    const reader = await createTestAccount(h.t, { scopes: ["requests:read"] });
+    expect((await call("GET", "/v1/scoped-probe/", undefined, reader)).statusCode).toBe(200);
+    const write = await call("POST", "/v1/echo/", {}, reader);
     expect(write.statusCode).toBe(403);
   });
 
   it("serves the OpenAPI 3.1 document and the docs page", async () => {
-    const spec = await t.app.inject({ method: "GET", url: "/v1/openapi.json" });
+    const spec = await h.t.app.inject({ method: "GET", url: "/v1/openapi.json" });
     expect(spec.statusCode).toBe(200);
     const doc = spec.json();
     expect(doc.openapi).toBe("3.1.0");
@@ -248,13 +220,13 @@ describe("HTTP conventions and the auth guard", () => {
     expect(doc.paths["/v1/auth/get_token/"].post.requestBody.content).toHaveProperty(
       "application/x-www-form-urlencoded",
     );
-    const docs = await t.app.inject({ method: "GET", url: "/docs/" });
+    const docs = await h.t.app.inject({ method: "GET", url: "/docs/" });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toContain("swagger");
   });
 
   it("reports health and readiness", async () => {
-    expect((await t.app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
-    expect((await t.app.inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "ready" });
+    expect((await h.t.app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
+    expect((await h.t.app.inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "ready" });
   });
 });

@@ -83,6 +83,9 @@ const safeDetails: Partial<Record<ErrorCode, string>> = {
   PAYLOAD_TOO_LARGE: "Request body is too large for this route.",
 };
 
+const MISSING_CONTENT_TYPE =
+  "The request has a body but no Content-Type. Send JSON with Content-Type: application/json (or the type the route documents).";
+
 /** Sends an AppError in the spec's shapes. */
 export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -107,6 +110,9 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
         );
       }
       const mapped = error.code ? fastifyCodes[error.code] : undefined;
+      if (mapped === "UNSUPPORTED_MEDIA_TYPE" && !request.headers["content-type"]) {
+        return sendAppError(reply, new AppError(mapped, MISSING_CONTENT_TYPE));
+      }
       if (mapped) {
         const detail =
           safeDetails[mapped] ?? (mapped === "INVALID_REQUEST" ? malformedDetail(error) : error.message);

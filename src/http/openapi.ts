@@ -24,6 +24,9 @@ export function errorResponses(
 /** Errors every authenticated route may return. */
 export const authErrors = errorResponses(401, 403, 429);
 
+/** Path parameter of item routes: the id as a string (non-numeric ids are 404). */
+export const IdParams = Type.Object({ id: Type.String({ description: "Integer id.", examples: ["12"] }) });
+
 /** Pagination query shared by list routes. */
 export const PageQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "1-based page number." })),
@@ -51,3 +54,6 @@ export function PaginatedOf(item: TSchema) {
 
 /** Security requirement of authenticated routes in the OpenAPI document. */
 export const jwtSecurity = [{ JWT: [] }];
+
+/** 204 No Content: the answer of deletes (the route's 204 schema documents it as empty). */
+export const NoContent = Type.Null({ description: "No content." });

@@ -4,10 +4,17 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createTestApp, type TestApp } from "../../test/helpers/app.js";
-import { eventually, spawnFerry } from "../../test/helpers/process.js";
+import { DiagnosticRecordJob, diagnosticRecordHandler } from "../../test/helpers/diagnostic-jobs.js";
+import { eventually, type FerryProcess, spawnDiagnosticWorker } from "../../test/helpers/process.js";
 import { buildWorker } from "../app/build-worker.js";
+import { defineJob, type EmptyPayload, handleJob, type JobHandler } from "./job.js";
 import { JobQueue } from "./queue.js";
 import { PermanentJobError, Worker } from "./worker.js";
+
+const PermanentJob = defineJob<EmptyPayload>("custom.permanent");
+const DelaysJob = defineJob<EmptyPayload>("custom.delays");
+const PurgeJob = defineJob<EmptyPayload>("custom.purge");
+const SweepJob = defineJob<EmptyPayload>("custom.sweep");
 
 /** Lines of a diagnostic.record file as [event, jobId, pid, ms]. */
 function readRecord(file: string): { event: string; job: number; pid: number; at: number }[] {
@@ -29,7 +36,6 @@ describe("job queue", () => {
 
   beforeAll(async () => {
     t = await createTestApp({
-      FERRY_TEST_JOBS: "true",
       JOB_POLL_INTERVAL_MS: "50",
       JOB_BACKOFF_BASE_MS: "10",
     });
@@ -37,22 +43,22 @@ describe("job queue", () => {
   });
   afterAll(async () => t?.close());
 
-  const worker = (handlers?: Map<string, (p: any) => Promise<void>>) =>
+  const worker = async (handlers?: JobHandler[]) =>
     handlers
-      ? new Worker(t.container.jobs, handlers, { concurrency: 2, leaseMs: 5000, pollIntervalMs: 50 }, quiet)
-      : buildWorker(t.container);
+      ? new Worker(t.ferry.jobs, handlers, { concurrency: 2, leaseMs: 5000, pollIntervalMs: 50 }, quiet)
+      : buildWorker(t.ferry, [diagnosticRecordHandler]);
 
   it("runs a job committed with its transaction exactly once", async () => {
     const file = join(dir, "once.log");
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const jobId = await db.transaction().execute(async (trx) => {
       await trx
         .insertInto("accounts")
         .values({ email: "job-owner@example.com", name: "", settings: "{}", created: "x", updated: "x" })
         .execute();
-      return t.container.jobs.enqueue(trx, "diagnostic.record", { file });
+      return t.ferry.jobs.enqueue(trx, DiagnosticRecordJob, { file });
     });
-    const w = worker();
+    const w = await worker();
     await w.start();
     await eventually(
       async () =>
@@ -65,14 +71,14 @@ describe("job queue", () => {
   });
 
   it("leaves no job when the transaction rolls back", async () => {
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const before = await db
       .selectFrom("jobs")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow();
     await expect(
       db.transaction().execute(async (trx) => {
-        await t.container.jobs.enqueue(trx, "diagnostic.record", { file: join(dir, "never.log") });
+        await t.ferry.jobs.enqueue(trx, DiagnosticRecordJob, { file: join(dir, "never.log") });
         throw new Error("roll back");
       }),
     ).rejects.toThrow("roll back");
@@ -85,16 +91,16 @@ describe("job queue", () => {
   });
 
   it("retries failures with backoff, then succeeds; permanent failures and exhausted attempts go dead", async () => {
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const file = join(dir, "retry.log");
-    const retried = await t.container.jobs.enqueue(db, "diagnostic.record", { file, failTimes: 2 });
-    const exhausted = await t.container.jobs.enqueue(
+    const retried = await t.ferry.jobs.enqueue(db, DiagnosticRecordJob, { file, failTimes: 2 });
+    const exhausted = await t.ferry.jobs.enqueue(
       db,
-      "diagnostic.record",
+      DiagnosticRecordJob,
       { file: join(dir, "x.log"), failTimes: 99 },
       { maxAttempts: 3 },
     );
-    const w = worker();
+    const w = await worker();
     await w.start();
     await eventually(async () => {
       // Retries are scheduled on the fixed clock: move it past each backoff.
@@ -117,17 +123,12 @@ describe("job queue", () => {
     expect(rows[1]).toMatchObject({ state: "dead", attempts: 3, last_error: "planned failure 3" });
     expect(readRecord(file).filter((r) => r.event === "end").length).toBe(1);
 
-    const permanent = await t.container.jobs.enqueue(db, "custom.permanent", {});
-    const w2 = worker(
-      new Map([
-        [
-          "custom.permanent",
-          async () => {
-            throw new PermanentJobError("cannot ever work");
-          },
-        ],
-      ]),
-    );
+    const permanent = await t.ferry.jobs.enqueue(db, PermanentJob, {});
+    const w2 = await worker([
+      handleJob(PermanentJob, async () => {
+        throw new PermanentJobError("cannot ever work");
+      }),
+    ]);
     await w2.start();
     await eventually(
       async () =>
@@ -140,9 +141,9 @@ describe("job queue", () => {
   });
 
   it("schedules retries with growing delays (fixed clock)", async () => {
-    const { db } = t.container.database;
-    const queue = new JobQueue(t.container.database, t.clock, { maxAttempts: 10, backoffBaseMs: 1000 });
-    const id = await queue.enqueue(db, "custom.delays", {});
+    const { db } = t.ferry.database;
+    const queue = new JobQueue(t.ferry.database, t.clock, { maxAttempts: 10, backoffBaseMs: 1000 });
+    const id = await queue.enqueue(db, DelaysJob, {});
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {
       const [job] = await queue.claim("w-test", 1, 60_000, ["custom.delays"]);
@@ -164,16 +165,16 @@ describe("job retention", () => {
   it("purges finished jobs after their retention, never queued or running ones", async () => {
     const t = await createTestApp();
     onTestFinished(() => t.close());
-    const { db } = t.container.database;
-    const queue = new JobQueue(t.container.database, t.clock, { maxAttempts: 1, backoffBaseMs: 1000 });
-    const done = await queue.enqueue(db, "custom.purge", {});
-    const dead = await queue.enqueue(db, "custom.purge", {});
+    const { db } = t.ferry.database;
+    const queue = new JobQueue(t.ferry.database, t.clock, { maxAttempts: 1, backoffBaseMs: 1000 });
+    const done = await queue.enqueue(db, PurgeJob, {});
+    const dead = await queue.enqueue(db, PurgeJob, {});
     const [a, b] = await queue.claim("w-purge", 2, 60_000, ["custom.purge"]);
     await queue.complete(a!.id, "w-purge");
     await queue.fail(b!, "w-purge", "boom");
     t.clock.advance(3600_000);
-    const waiting = await queue.enqueue(db, "custom.purge", {});
-    const finishedRecently = await queue.enqueue(db, "custom.purge", {});
+    const waiting = await queue.enqueue(db, PurgeJob, {});
+    const finishedRecently = await queue.enqueue(db, PurgeJob, {});
     const [c] = await queue.claim("w-purge", 1, 60_000, ["custom.purge"]);
     expect(c?.id).toBe(waiting);
     await queue.complete(c!.id, "w-purge");
@@ -196,22 +197,18 @@ describe("singleton jobs", () => {
   it("queues a recurring job only when none of its kind is pending, even when asked concurrently", async () => {
     const t = await createTestApp();
     onTestFinished(() => t.close());
-    const { db } = t.container.database;
-    const queue = t.container.jobs;
+    const { db } = t.ferry.database;
+    const queue = t.ferry.jobs;
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => queue.enqueueUnlessPending(db, "custom.sweep")),
+      Array.from({ length: 8 }, () => queue.enqueueUnlessPending(db, SweepJob)),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     const [job] = await queue.claim("w-sweep", 1, 60_000, ["custom.sweep"]);
     // While it runs, nobody else may queue one; the run itself may queue its successor, once.
-    expect(await queue.enqueueUnlessPending(db, "custom.sweep")).toBe(false);
+    expect(await queue.enqueueUnlessPending(db, SweepJob)).toBe(false);
     const next = new Date(t.clock.now().getTime() + 60_000);
-    expect(await queue.enqueueUnlessPending(db, "custom.sweep", { runAt: next, exceptJobId: job!.id })).toBe(
-      true,
-    );
-    expect(await queue.enqueueUnlessPending(db, "custom.sweep", { runAt: next, exceptJobId: job!.id })).toBe(
-      false,
-    );
+    expect(await queue.enqueueUnlessPending(db, SweepJob, { runAt: next, exceptJobId: job!.id })).toBe(true);
+    expect(await queue.enqueueUnlessPending(db, SweepJob, { runAt: next, exceptJobId: job!.id })).toBe(false);
     await queue.complete(job!.id, "w-sweep");
     const rows = await db
       .selectFrom("jobs")
@@ -229,10 +226,10 @@ describe("singleton jobs", () => {
 describe("job queue across worker processes", () => {
   let t: TestApp;
   let dir: string;
-  const procs: ReturnType<typeof spawnFerry>[] = [];
+  const procs: FerryProcess[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ FERRY_TEST_JOBS: "true" });
+    t = await createTestApp();
     dir = mkdtempSync(join(tmpdir(), "ferry-jobs-"));
   });
   afterAll(async () => {
@@ -242,17 +239,16 @@ describe("job queue across worker processes", () => {
 
   const workerEnv = (extra: Record<string, string> = {}) => ({
     ...t.database.env,
-    FERRY_TEST_JOBS: "true",
     JOB_POLL_INTERVAL_MS: "100",
     JOB_CONCURRENCY: "2",
     ...extra,
   });
 
   it("a job whose worker is killed with SIGKILL runs again after its lease expires", async () => {
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const file = join(dir, "killed.log");
-    const jobId = await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 60_000 });
-    const first = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "2" }));
+    const jobId = await t.ferry.jobs.enqueue(db, DiagnosticRecordJob, { file, delayMs: 60_000 });
+    const first = spawnDiagnosticWorker(workerEnv({ JOB_LEASE_SECONDS: "2" }));
     procs.push(first);
     await eventually(() => readRecord(file).some((r) => r.event === "start"), 30_000);
     first.child.kill("SIGKILL");
@@ -265,7 +261,7 @@ describe("job queue across worker processes", () => {
       .set({ payload: JSON.stringify({ file, delayMs: 10 }) })
       .where("id", "=", jobId)
       .execute();
-    const second = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "2" }));
+    const second = spawnDiagnosticWorker(workerEnv({ JOB_LEASE_SECONDS: "2" }));
     procs.push(second);
     await eventually(
       async () =>
@@ -284,10 +280,10 @@ describe("job queue across worker processes", () => {
   });
 
   it("on SIGTERM a worker gives a running job back to the queue and exits 0", async () => {
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const file = join(dir, "released.log");
-    const jobId = await t.container.jobs.enqueue(db, "diagnostic.record", { file, delayMs: 60_000 });
-    const w = spawnFerry(["worker"], workerEnv({ JOB_LEASE_SECONDS: "60", JOB_SHUTDOWN_GRACE_MS: "300" }));
+    const jobId = await t.ferry.jobs.enqueue(db, DiagnosticRecordJob, { file, delayMs: 60_000 });
+    const w = spawnDiagnosticWorker(workerEnv({ JOB_LEASE_SECONDS: "60", JOB_SHUTDOWN_GRACE_MS: "300" }));
     procs.push(w);
     await eventually(() => readRecord(file).some((r) => r.event === "start"), 30_000);
     w.child.kill("SIGTERM");
@@ -300,17 +296,17 @@ describe("job queue across worker processes", () => {
   });
 
   it("two worker processes never run the same job, and every job runs once", async () => {
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     const file = join(dir, "shared.log");
     // Both workers are up before any job exists, so neither can drain the queue alone.
-    const a = spawnFerry(["worker"], workerEnv());
-    const b = spawnFerry(["worker"], workerEnv());
+    const a = spawnDiagnosticWorker(workerEnv());
+    const b = spawnDiagnosticWorker(workerEnv());
     procs.push(a, b);
     await eventually(() => a.stdout().includes("started") && b.stdout().includes("started"), 30_000);
     const ids: number[] = [];
     await db.transaction().execute(async (trx) => {
       for (let i = 0; i < 40; i++)
-        ids.push(await t.container.jobs.enqueue(trx, "diagnostic.record", { file, delayMs: 50 }));
+        ids.push(await t.ferry.jobs.enqueue(trx, DiagnosticRecordJob, { file, delayMs: 50 }));
     });
     await eventually(async () => {
       const rows = await db.selectFrom("jobs").select("state").where("id", "in", ids).execute();

@@ -4,6 +4,7 @@ import type { Database, Executor } from "../db/database.js";
 import type { JobsTable } from "../db/schema.js";
 import type { Clock } from "../shared/clock.js";
 import { toTimestamp } from "../shared/time.js";
+import type { EmptyPayload, JobKind } from "./job.js";
 
 /** A claimed job as a handler sees it. */
 export type JobRow = Selectable<JobsTable>;
@@ -36,13 +37,19 @@ export class JobQueue {
    * Adds a job inside `ex` (pass the transaction of the change that causes it). On PostgreSQL a
    * NOTIFY is queued in the same transaction, delivered to workers on commit.
    */
-  async enqueue(ex: Executor, kind: string, payload: unknown, options: EnqueueOptions = {}): Promise<number> {
+  async enqueue<P extends object>(
+    ex: Executor,
+    job: JobKind<P>,
+    payload: P,
+    options: EnqueueOptions = {},
+  ): Promise<number> {
+    const { kind } = job;
     const now = toTimestamp(this.clock.now());
     const row = await ex
       .insertInto("jobs")
       .values({
         kind,
-        payload: JSON.stringify(payload ?? {}),
+        payload: JSON.stringify(payload),
         state: "queued",
         run_at: toTimestamp(options.runAt ?? this.clock.now()),
         attempts: 0,
@@ -67,12 +74,13 @@ export class JobQueue {
    */
   async enqueueUnlessPending(
     ex: Executor,
-    kind: string,
+    job: JobKind<EmptyPayload>,
     options: EnqueueOptions & { exceptJobId?: number } = {},
   ): Promise<boolean> {
     if (this.database.dialect === "postgres" && !ex.isTransaction) {
-      return ex.transaction().execute((trx) => this.enqueueUnlessPending(trx, kind, options));
+      return ex.transaction().execute((trx) => this.enqueueUnlessPending(trx, job, options));
     }
+    const { kind } = job;
     if (this.database.dialect === "postgres") {
       await sql`select pg_advisory_xact_lock(hashtext(${`ferry-job:${kind}`}))`.execute(ex);
     }

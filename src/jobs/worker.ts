@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "pino";
 import { randomId } from "../shared/ids.js";
+import type { JobHandler } from "./job.js";
 import { JOBS_CHANNEL, type JobQueue, type JobRow } from "./queue.js";
 
 /** What a job handler may tell the worker besides success (return) or a retryable failure (throw). */
@@ -11,9 +12,6 @@ export class PermanentJobError extends Error {
     this.name = "PermanentJobError";
   }
 }
-
-/** A handler for one job kind. It must be idempotent: a job may run again after a crash. */
-export type JobHandler = (payload: any, job: JobRow) => Promise<void>;
 
 /** Worker options from config. */
 export interface WorkerOptions {
@@ -35,6 +33,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomId(4)}`;
   private readonly running = new Map<number, Promise<void>>();
+  private readonly handlers = new Map<string, JobHandler>();
   private stopped = true;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -45,10 +44,15 @@ export class Worker {
 
   constructor(
     private readonly queue: JobQueue,
-    private readonly handlers: ReadonlyMap<string, JobHandler>,
+    handlers: readonly JobHandler[],
     private readonly options: WorkerOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    for (const handler of handlers) {
+      if (this.handlers.has(handler.kind)) throw new Error(`Two handlers for job kind ${handler.kind}`);
+      this.handlers.set(handler.kind, handler);
+    }
+  }
 
   /** Starts the claim loop (and the PostgreSQL listener). */
   async start(): Promise<void> {
@@ -131,7 +135,7 @@ export class Worker {
     );
     try {
       if (!handler) throw new PermanentJobError(`No handler for job kind ${job.kind}`);
-      await handler(JSON.parse(job.payload), job);
+      await handler.run(JSON.parse(job.payload), job);
       if (this.stopped && this.aborted.has(job.id)) return;
       await this.queue.complete(job.id, this.id);
       log.debug("job done");

@@ -9,7 +9,7 @@ export function randomId(bytes = 24): string {
 export const MAX_ROW_ID = 2_147_483_647;
 
 /**
- * Parses an id that may arrive as an integer or a numeric string (compat item 6). Returns undefined
+ * Parses an id that may arrive as an integer or a numeric string (clients send foreign keys both ways). Returns undefined
  * unless it is a positive integer up to MAX_ROW_ID, so a huge id reads as "not found", never as a
  * database error.
  */
@@ -18,9 +18,4 @@ export function parseId(value: unknown): number | undefined {
   if (typeof value === "number") n = value;
   else if (typeof value === "string" && /^\d{1,10}$/.test(value.trim())) n = Number(value.trim());
   return n !== undefined && Number.isSafeInteger(n) && n > 0 && n <= MAX_ROW_ID ? n : undefined;
-}
-
-/** Shows only the start of a secret or identifier, for logs: `abcd…`. */
-export function maskSecret(value: string, keep = 4): string {
-  return value.length <= keep ? "…" : `${value.slice(0, keep)}…`;
 }

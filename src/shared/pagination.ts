@@ -1,6 +1,6 @@
 import { AppError } from "./errors.js";
 
-/** Page request after defaults and clamping (DESIGN §5: page ≥ 1, page_size 1..100 clamped). */
+/** Page request after defaults and clamping (page ≥ 1, page_size 1..100 clamped). */
 export interface PageRequest {
   page: number;
   pageSize: number;

@@ -1,5 +1,5 @@
 /**
- * Blob store port (DESIGN.md §3): opaque, already-encrypted bytes under string keys. Every
+ * Blob store port: opaque, already-encrypted bytes under string keys. Every
  * implementation passes `runBlobStoreContract` (blob-store.contract.ts).
  */
 import type { Readable } from "node:stream";

@@ -22,7 +22,7 @@ const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR("2000::/3");
 const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
 
 /**
- * True when an outbound connection to `ip` must be refused (DESIGN §4 Callbacks): anything that is not
+ * True when an outbound connection to `ip` must be refused (callback deliveries): anything that is not
  * plainly public unicast — loopback, private, link-local, CGNAT, multicast, broadcast, unspecified,
  * reserved and documentation ranges, unique-local IPv6, cloud metadata — including IPv4 embedded in
  * IPv4-mapped, NAT64 and 6to4 IPv6 addresses. Anything that is not a canonical IP literal is refused.

@@ -53,7 +53,7 @@ const TLS_ERROR_CODES = new Set([
 /**
  * HttpClient on node:http/https that refuses non-public destinations after a single DNS resolution,
  * connects to exactly the address it checked, follows no redirects, always verifies TLS certificates,
- * and bounds both time and response size (DESIGN §4 Callbacks).
+ * and bounds both time and response size (callback deliveries).
  */
 export class GuardedHttpClient implements HttpClient {
   readonly #options: GuardedHttpClientOptions;

@@ -29,7 +29,7 @@ export interface HttpResult {
 }
 
 /**
- * Outbound HTTP port used for callbacks (DESIGN §4). `post` resolves with any HTTP answer and rejects
+ * Outbound HTTP port used for callbacks. `post` resolves with any HTTP answer and rejects
  * only with OutboundBlockedError, OutboundTimeoutError or OutboundNetworkError.
  */
 export interface HttpClient {

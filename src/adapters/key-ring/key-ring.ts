@@ -139,9 +139,3 @@ export function openKeyRing(options: { masterKeyEnv?: string | undefined; dataDi
   };
   return new MasterKeyRing(read(), persist, read);
 }
-
-/** A ring with one fixed key; for tests. */
-export function staticKeyRing(seed = "test"): KeyRing {
-  const key = Buffer.alloc(32, seed).toString("base64");
-  return new MasterKeyRing({ active: "k1", keys: { k1: key } }, undefined);
-}

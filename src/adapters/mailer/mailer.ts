@@ -1,5 +1,5 @@
 /**
- * The mailer port (DESIGN §2): SMTP via nodemailer, or a capture mailer that stores messages instead
+ * The mailer port: SMTP via nodemailer, or a capture mailer that stores messages instead
  * of sending them (the default when SMTP_HOST is unset). `createMailer(config, sink)` picks one.
  */
 import { existsSync, readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The SMS port (DESIGN §2): a Twilio-compatible REST adapter, or a capture adapter that stores the
+ * The SMS port: a Twilio-compatible REST adapter, or a capture adapter that stores the
  * messages (the default when SMS_PROVIDER is unset). `createSmsSender(config, sink)` picks one.
  */
 import type { Config } from "../../config/config.js";

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { fk, withId, withTimestamps } from "./portable.js";
 
 /**
- * Callbacks (issue 6): per-account signing secrets, events (one per outbox event of a request with
+ * Callbacks: per-account signing secrets, events (one per outbox event of a request with
  * a callback_url), their deliveries and every delivery attempt.
  */
 export async function up(db: Kysely<any>): Promise<void> {

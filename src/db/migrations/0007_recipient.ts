@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { withId, withTimestamps } from "./portable.js";
 
 /**
- * Recipient pages (issue 7): two-factor codes of recipients and per-account branding (white-label
+ * Recipient pages: two-factor codes of recipients and per-account branding (white-label
  * stylesheet, logo, custom recipient host name).
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,11 +1,12 @@
 import type { Database } from "../../db/database.js";
+import { defineJob, type EmptyPayload } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
 import { accountsWithEntriesBefore, deleteThroughSeq, entriesInChainOrder } from "./audit.repository.js";
 
-/** Job kind of the recurring retention run. */
-export const AUDIT_RETENTION_JOB = "audit.retention";
+/** The recurring retention run. */
+export const AuditRetentionJob = defineJob<EmptyPayload>("audit.retention");
 
 /** How often the retention job runs. */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -70,7 +71,7 @@ export class AuditRetentionService {
    */
   async ensureScheduled(delayMs = 0, exceptJobId?: number): Promise<void> {
     if (!this.enabled) return;
-    await this.jobs.enqueueUnlessPending(this.database.db, AUDIT_RETENTION_JOB, {
+    await this.jobs.enqueueUnlessPending(this.database.db, AuditRetentionJob, {
       runAt: new Date(this.clock.now().getTime() + delayMs),
       ...(exceptJobId === undefined ? {} : { exceptJobId }),
     });

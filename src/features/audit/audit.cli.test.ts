@@ -1,23 +1,18 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { renewToken, runJobHandler, type TestAccount } from "../../../test/helpers/app.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { runFerry } from "../../../test/helpers/process.js";
-import { buildJobHandlers } from "../../app/jobs.js";
 import type { AuditEntryRow } from "./audit.repository.js";
-import { AUDIT_RETENTION_JOB } from "./audit-retention.service.js";
+import { AuditRetentionJob } from "./audit-retention.service.js";
 
 describe("ferry audit verify | export, and retention", () => {
-  let t: TestApp;
+  const h = useHarness({ env: { AUDIT_RETENTION_DAYS: "30" }, other: true });
   let a: TestAccount;
   let b: TestAccount;
-  const ferry = (...args: string[]) => runFerry(["audit", ...args], t.database.env);
-  const db = () => t.container.database.db;
+  const ferry = (...args: string[]) => runFerry(["audit", ...args], h.t.database.env);
+  const db = () => h.t.ferry.database.db;
   const row = (accountId: number, seq: number) =>
     db()
       .selectFrom("audit_entries")
@@ -38,14 +33,9 @@ describe("ferry audit verify | export, and retention", () => {
   const reinsert = (r: AuditEntryRow) => db().insertInto("audit_entries").values(r).execute();
 
   beforeAll(async () => {
-    t = await createTestApp({ AUDIT_RETENTION_DAYS: "30" });
-    a = await createTestAccount(t);
-    b = await createTestAccount(t);
-    for (const who of [a, b, a, b, a, a]) {
-      await t.app.inject({ method: "GET", url: "/v1/account/", headers: who.headers });
-    }
+    ({ owner: a, other: b } = h);
+    for (const who of [a, b, a, b, a, a]) await h.call("GET", "/v1/account/", undefined, who);
   });
-  afterAll(async () => t?.close());
 
   it("verifies intact chains (exit 0)", async () => {
     const res = await ferry("verify", "--json");
@@ -78,11 +68,9 @@ describe("ferry audit verify | export, and retention", () => {
     expect(body.accounts[1].problem).toMatchObject({ kind: "removed", seq: Number(last.seq) });
 
     // The rewritten entry's etag changed in search results too.
-    const search = await t.app.inject({
-      method: "GET",
-      url: "/v1/logentry/search/",
+    const search = await h.call("GET", "/v1/logentry/search/", undefined, {
+      as: a,
       query: { marker: `${changed.partition_key},${changed.row_key}`, page_size: "1" },
-      headers: a.headers,
     });
     expect(search.json().results[0].etag).not.toBe(changed.etag);
 
@@ -122,7 +110,7 @@ describe("ferry audit verify | export, and retention", () => {
   });
 
   it("exports entries since a date as JSON Lines", async () => {
-    const file = join(t.database.dataDir, "audit.jsonl");
+    const file = join(h.t.database.dataDir, "audit.jsonl");
     const res = await ferry(
       "export",
       "--since",
@@ -157,15 +145,10 @@ describe("ferry audit verify | export, and retention", () => {
   });
 
   it("retention deletes old entries and verify still passes from the checkpoint", async () => {
-    t.clock.advance(31 * 24 * 3600 * 1000);
-    const token = await t.app.inject({
-      method: "POST",
-      url: "/v1/auth/get_token/",
-      payload: { api_key: a.apiKey, email: a.email },
-    });
+    h.t.clock.advance(31 * 24 * 3600 * 1000);
+    await renewToken(h.t, a);
     const aHead = await headSeq(a.accountId);
-    const handler = buildJobHandlers(t.container).get(AUDIT_RETENTION_JOB);
-    await handler?.({}, {} as never);
+    await runJobHandler(h.t.ferry, AuditRetentionJob.kind, {}, {} as never);
 
     const left = await db()
       .selectFrom("audit_entries")
@@ -179,13 +162,13 @@ describe("ferry audit verify | export, and retention", () => {
       .where("account_id", "=", b.accountId)
       .execute();
     expect(gone).toEqual([]);
-    const search = await t.app.inject({
-      method: "GET",
-      url: "/v1/logentry/search/",
-      headers: { authorization: `JWT ${token.json().token}` },
-    });
+    const search = await h.call("GET", "/v1/logentry/search/", undefined, a);
     expect(search.json().results.map((e: { code: string }) => e.code)).toEqual(["AAA-0001"]);
-    const next = await db().selectFrom("jobs").selectAll().where("kind", "=", AUDIT_RETENTION_JOB).execute();
+    const next = await db()
+      .selectFrom("jobs")
+      .selectAll()
+      .where("kind", "=", AuditRetentionJob.kind)
+      .execute();
     expect(next.filter((j) => j.state === "queued")).toHaveLength(1);
 
     const res = await ferry("verify", "--json");

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { callApi } from "../../../test/helpers/api.js";
+import { createTestAccount, type TestAccount, type TestApp } from "../../../test/helpers/app.js";
+import { buildContact, buildRequest, inlineContact } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
+import { sendNotification } from "../../../test/helpers/notifications.js";
 import { AuditCode } from "./audit.writer.js";
 
 /** Every entry of the account, newest first, read through the search endpoint by marker. */
@@ -12,11 +11,8 @@ async function allEntries(t: TestApp, who: TestAccount): Promise<Record<string, 
   const out: Record<string, string>[] = [];
   let marker: string | undefined;
   do {
-    const res = await t.app.inject({
-      method: "GET",
-      url: "/v1/logentry/search/",
+    const res = await callApi(t, who, "GET", "/v1/logentry/search/", undefined, {
       query: marker ? { marker } : {},
-      headers: who.headers,
     });
     expect(res.statusCode).toBe(200);
     out.push(...res.json().results);
@@ -26,16 +22,10 @@ async function allEntries(t: TestApp, who: TestAccount): Promise<Record<string, 
 }
 
 describe("audit codes are written where their events happen", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-  });
-  afterAll(async () => t?.close());
+  const h = useHarness();
 
   it("AAA-0001: a token is issued", async () => {
+    const { t, owner } = h;
     const res = await t.app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",
@@ -58,6 +48,7 @@ describe("audit codes are written where their events happen", () => {
   });
 
   it("AAA-0002: a token is refused for the account the email names (unknown emails log nothing)", async () => {
+    const { t, owner } = h;
     const res = await t.app.inject({
       method: "POST",
       url: "/v1/auth/get_token/",
@@ -79,12 +70,8 @@ describe("audit codes are written where their events happen", () => {
   });
 
   it("AAA-0010: an authenticated API call", async () => {
-    const res = await t.app.inject({
-      method: "GET",
-      url: "/v1/account/?x=1",
-      headers: owner.headers,
-      remoteAddress: "192.0.2.44",
-    });
+    const { t, owner } = h;
+    const res = await h.call("GET", "/v1/account/?x=1", undefined, { remoteAddress: "192.0.2.44" });
     expect(res.statusCode).toBe(200);
     const [entry] = (await allEntries(t, owner)).filter(
       (e) => e.code === "AAA-0010" && e.from === "192.0.2.44",
@@ -98,30 +85,11 @@ describe("audit codes are written where their events happen", () => {
   });
 
   it("ABA-0010 / ABA-0030 / ABA-0020: an entity is created, updated and deleted", async () => {
-    const created = await t.app.inject({
-      method: "POST",
-      url: "/v1/contact/",
-      headers: owner.headers,
-      payload: {
-        first_name: "Jane",
-        contactmethod: [{ interface_class: "email", value: "jane@example.com" }],
-      },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const id = String(created.json().id);
-    const patched = await t.app.inject({
-      method: "PATCH",
-      url: `/v1/contact/${id}/`,
-      headers: owner.headers,
-      payload: { last_name: "Doe" },
-    });
+    const { t, owner, call } = h;
+    const id = String((await buildContact(t, owner)).id);
+    const patched = await call("PATCH", `/v1/contact/${id}/`, { last_name: "Smith" });
     expect(patched.statusCode, patched.body).toBe(200);
-    const deleted = await t.app.inject({
-      method: "DELETE",
-      url: `/v1/contact/${id}/`,
-      headers: owner.headers,
-    });
-    expect(deleted.statusCode).toBe(204);
+    expect((await call("DELETE", `/v1/contact/${id}/`)).statusCode).toBe(204);
     const entries = (await allEntries(t, owner)).filter((e) => e.related_model === "contact");
     expect(entries.map((e) => [e.code, e.relation_key, e.api_key_id])).toEqual([
       [AuditCode.ENTITY_DELETED, id, String(owner.applicationId)],
@@ -132,26 +100,12 @@ describe("audit codes are written where their events happen", () => {
   });
 
   it("ABC-0010: a request is sent to its contact methods", async () => {
-    const request = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: owner.headers,
-      payload: {
-        type: "pull",
-        message: "Please upload",
-        contact: [
-          { first_name: "Ann", contactmethod: [{ interface_class: "email", value: "ann@example.com" }] },
-        ],
-      },
+    const { t, owner } = h;
+    const { id } = await buildRequest(t, owner, {
+      contact: [inlineContact([["email", "ann@example.com"]], { first_name: "Ann" })],
     });
-    expect(request.statusCode, request.body).toBe(201);
-    const id = request.json().id;
-    const sent = await t.app.inject({
-      method: "POST",
-      url: `/v1/request/${id}/send_notification/`,
-      headers: { ...owner.headers, "content-type": "application/json" },
-    });
-    expect(sent.statusCode, sent.body).toBe(200);
+    const sent = await sendNotification(t, owner, id);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     const entries = (await allEntries(t, owner)).filter((e) => e.code === AuditCode.REQUEST_SENT);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
@@ -163,6 +117,7 @@ describe("audit codes are written where their events happen", () => {
   });
 
   it("never records API keys, tokens or full recipient identifiers", async () => {
+    const { t } = h;
     const who = await createTestAccount(t);
     const refreshed = await t.app.inject({
       method: "POST",
@@ -176,10 +131,10 @@ describe("audit codes are written where their events happen", () => {
     });
     expect(verify.statusCode).toBe(200);
     // A token in a query string of an authenticated call.
-    await t.app.inject({ method: "GET", url: `/v1/account/?token=${who.token}`, headers: who.headers });
+    await h.call("GET", `/v1/account/?token=${who.token}`, undefined, who);
     // A writer given secrets by mistake still stores none (recipient id cut, token and key redacted).
     const identifier = "Zx8kQ2mVb7NqR4sT1uW9yA0cE3gH6jLp";
-    await t.container.audit.write(t.container.database.db, {
+    await t.ferry.audit.writer.write(t.ferry.database.db, {
       accountId: who.accountId,
       code: AuditCode.PAGE_CALL,
       path: `/r/${identifier}/files/?token=${who.token}`,

@@ -1,5 +1,6 @@
-import type { Selectable } from "kysely";
-import type { Executor } from "../../db/database.js";
+import { createHash } from "node:crypto";
+import { type RawBuilder, type Selectable, sql } from "kysely";
+import type { Database, Executor } from "../../db/database.js";
 import type { AuditCheckpointsTable, AuditEntriesTable } from "../../db/schema.js";
 
 /** One stored audit entry. */
@@ -157,12 +158,6 @@ export async function findCheckpoint(
     .executeTakeFirst();
 }
 
-/** True when an account with this id exists. */
-export async function accountExists(ex: Executor, accountId: number): Promise<boolean> {
-  const row = await ex.selectFrom("accounts").select("id").where("id", "=", accountId).executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Accounts that have audit entries older than `cutoff` (their oldest entry is older). */
 export async function accountsWithEntriesBefore(ex: Executor, cutoff: string): Promise<number[]> {
   const heads = await ex.selectFrom("audit_chain_heads").select("account_id").execute();
@@ -236,4 +231,131 @@ export async function countChainEntries(ex: Executor, accountId: number, maxSeq?
   const checkpoint = await findCheckpoint(ex, accountId);
   const top = maxSeq === undefined ? head.seq : Math.min(maxSeq, head.seq);
   return Math.max(0, top - Number(checkpoint?.seq ?? 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// appending to a chain
+
+/** An account's chain head: the seq and hash of its newest entry. */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/** Filter columns whose ordinals an appended entry stores. */
+const ORDINALS = Object.entries(ORDINAL_COLUMNS) as [keyof AuditFilters, OrdinalColumn][];
+
+/** The stored values of a new entry (the ordinals are computed by the statement that inserts it). */
+export type NewAuditEntry = Omit<Selectable<AuditEntriesTable>, "id" | OrdinalColumn>;
+
+/**
+ * The entry's ordinal for `column`, evaluated in the statement that inserts it: 1 + the ordinal of
+ * the account's newest entry with the same value (one seek on the (account_id, column, seq) index).
+ * Empty values are never searched (an empty filter filters nothing): 0, no seek.
+ */
+function ordinalAfter(
+  entry: NewAuditEntry,
+  column: keyof AuditFilters,
+  ordinal: OrdinalColumn,
+): RawBuilder<number> {
+  const value = entry[column];
+  return value === ""
+    ? sql<number>`0`
+    : sql<number>`coalesce((select ${sql.ref(ordinal)} from audit_entries where account_id = ${entry.account_id} and ${sql.ref(column)} = ${value} order by seq desc limit 1), 0) + 1`;
+}
+
+function ordinalsOf(entry: NewAuditEntry): Record<OrdinalColumn, RawBuilder<number>> {
+  return Object.fromEntries(
+    ORDINALS.map(([column, ordinal]) => [ordinal, ordinalAfter(entry, column, ordinal)]),
+  ) as Record<OrdinalColumn, RawBuilder<number>>;
+}
+
+/**
+ * Appends `entry` after `known` if that is still the account's stored head (compare-and-set on the
+ * head row); false, with nothing written, when it is not. On PostgreSQL the compare and the insert
+ * are one statement, so outside a transaction the entry commits on its own in one round trip, as a
+ * named prepared statement (planning it costs about six times its execution).
+ */
+export async function appendAfterKnownHead(
+  database: Database,
+  ex: Executor,
+  known: ChainHead,
+  entry: NewAuditEntry,
+): Promise<boolean> {
+  const ordinals = ordinalsOf(entry);
+  if (database.dialect === "postgres") {
+    const query = ex
+      .with("head", (db) =>
+        db
+          .updateTable("audit_chain_heads")
+          .set({ seq: entry.seq, hash: entry.hash })
+          .where("account_id", "=", entry.account_id)
+          .where("seq", "=", known.seq)
+          .where("hash", "=", known.hash)
+          .returning("account_id"),
+      )
+      .insertInto("audit_entries")
+      .columns([...Object.keys(entry), ...Object.keys(ordinals)] as (keyof AuditEntriesTable)[])
+      .expression((eb) =>
+        eb.selectFrom("head").select([
+          // Parameters in a SELECT list have no type to infer: cast them to their columns' types.
+          ...Object.entries(entry).map(([column, value]) =>
+            sql`cast(${value} as ${sql.raw(typeof value === "number" ? "bigint" : "text")})`.as(column),
+          ),
+          ...Object.entries(ordinals).map(([column, expression]) => expression.as(column)),
+        ]),
+      );
+    if (!ex.isTransaction && database.runPrepared) {
+      // The statement's text varies only with which ordinals are 0.
+      const compiled = query.compile();
+      const name = `audit_append_${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 20)}`;
+      return (await database.runPrepared(name, compiled)).rowCount === 1;
+    }
+    const res = await query.executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+  // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
+  const res = await ex
+    .updateTable("audit_chain_heads")
+    .set({ seq: entry.seq, hash: entry.hash })
+    .where("account_id", "=", entry.account_id)
+    .where("seq", "=", known.seq)
+    .where("hash", "=", known.hash)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return false;
+  await ex
+    .insertInto("audit_entries")
+    .values({ ...entry, ...ordinals })
+    .execute();
+  return true;
+}
+
+/**
+ * Advances the account's head by one and returns the head it had before, creating the head row on
+ * first use. The upsert-and-increment locks the head row until `trx` ends, so concurrent writers
+ * queue here; finish with insertEntryAtHead.
+ */
+export async function lockNextSeq(trx: Executor, accountId: number, genesis: string): Promise<ChainHead> {
+  const head = await trx
+    .insertInto("audit_chain_heads")
+    .values({ account_id: accountId, seq: 1, hash: genesis })
+    .onConflict((oc) =>
+      oc.column("account_id").doUpdateSet((eb) => ({ seq: eb("audit_chain_heads.seq", "+", 1) })),
+    )
+    .returning(["seq", "hash"])
+    .executeTakeFirstOrThrow();
+  return { seq: Number(head.seq) - 1, hash: head.hash };
+}
+
+/** Inserts the entry taken by lockNextSeq and records its hash on the head row. */
+export async function insertEntryAtHead(trx: Executor, entry: NewAuditEntry): Promise<void> {
+  await trx
+    .insertInto("audit_entries")
+    .values({ ...entry, ...ordinalsOf(entry) })
+    .execute();
+  await trx
+    .updateTable("audit_chain_heads")
+    .set({ hash: entry.hash })
+    .where("account_id", "=", entry.account_id)
+    .execute();
 }

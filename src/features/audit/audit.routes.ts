@@ -1,30 +1,28 @@
-import type { FastifyInstance } from "fastify";
-import type { Container } from "../../app/container.js";
 import { requireAuth } from "../../http/auth.js";
 import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
+import type { RouteModule } from "../../shared/feature.js";
 import { LogSearchQuerySchema, LogSearchResponseSchema } from "./audit.schemas.js";
-import type { LogSearchQuery } from "./audit.service.js";
+import type { AuditService } from "./audit.service.js";
 
 /** GET /v1/logentry/search/ (spec: Log endpoint), scope "audit". */
-export async function auditRoutes(
-  app: FastifyInstance,
-  { container }: { container: Container },
-): Promise<void> {
-  app.get(
-    "/v1/logentry/search/",
-    {
-      config: { scope: "audit" },
-      schema: {
-        tags: ["audit"],
-        summary: "Search the account's audit log, newest first, with exact filters and marker pagination",
-        security: jwtSecurity,
-        querystring: LogSearchQuerySchema,
-        response: { 200: LogSearchResponseSchema, ...errorResponses(400, 404), ...authErrors },
+export function auditRoutes(search: AuditService): RouteModule {
+  return async (app) => {
+    app.get(
+      "/v1/logentry/search/",
+      {
+        config: { scope: "audit" },
+        schema: {
+          tags: ["audit"],
+          summary: "Search the account's audit log, newest first, with exact filters and marker pagination",
+          security: jwtSecurity,
+          querystring: LogSearchQuerySchema,
+          response: { 200: LogSearchResponseSchema, ...errorResponses(400, 404), ...authErrors },
+        },
       },
-    },
-    async (request) => {
-      const { accountId } = requireAuth(request);
-      return container.auditSearch.search(accountId, request.query as LogSearchQuery);
-    },
-  );
+      async (request) => {
+        const { accountId } = requireAuth(request);
+        return search.search(accountId, request.query);
+      },
+    );
+  };
 }

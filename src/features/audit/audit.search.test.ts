@@ -1,10 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createTestAccount, renewToken, type TestAccount } from "../../../test/helpers/app.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { AuditCode, rowKeyForSeq } from "./audit.writer.js";
 
 const LOG_ENTRY_KEYS = [
@@ -25,20 +21,19 @@ const LOG_ENTRY_KEYS = [
 ].sort();
 
 describe("GET /v1/logentry/search/", () => {
-  let t: TestApp;
+  const h = useHarness({ other: true });
   let owner: TestAccount;
   let other: TestAccount;
 
   const search = (who: TestAccount, query: Record<string, string> = {}) =>
-    t.app.inject({ method: "GET", url: "/v1/logentry/search/", query, headers: who.headers });
+    h.call("GET", "/v1/logentry/search/", undefined, { as: who, query });
 
   beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
-    const { db } = t.container.database;
+    const { t } = h;
+    ({ owner, other } = h);
+    const { db } = t.ferry.database;
     // Varied entries (through the writer every feature uses), the second day's in another partition.
-    await t.container.audit.write(db, {
+    await t.ferry.audit.writer.write(db, {
       accountId: owner.accountId,
       code: AuditCode.ENTITY_CREATED,
       apiKeyId: owner.applicationId,
@@ -51,7 +46,7 @@ describe("GET /v1/logentry/search/", () => {
       contentType: "application/json",
     });
     t.clock.advance(24 * 3600 * 1000);
-    await t.container.audit.write(db, {
+    await t.ferry.audit.writer.write(db, {
       accountId: owner.accountId,
       code: AuditCode.ENTITY_DELETED,
       apiKeyId: owner.applicationId,
@@ -63,16 +58,8 @@ describe("GET /v1/logentry/search/", () => {
       contentType: "text/plain",
     });
     // Tokens live 8 hours: take fresh ones on the second day (another AAA-0001 each).
-    for (const who of [owner, other]) {
-      const res = await t.app.inject({
-        method: "POST",
-        url: "/v1/auth/get_token/",
-        payload: { api_key: who.apiKey, email: who.email },
-      });
-      who.headers = { authorization: `JWT ${res.json().token}` };
-    }
+    for (const who of [owner, other]) await renewToken(t, who);
   });
-  afterAll(async () => t?.close());
 
   it("returns the spec's Log entry shape, newest first, all strings", async () => {
     const res = await search(owner);
@@ -146,10 +133,10 @@ describe("GET /v1/logentry/search/", () => {
   });
 
   it("pages 250 entries by marker with none missing or repeated", async () => {
-    const reader = await createTestAccount(t);
-    const { db } = t.container.database;
+    const reader = await createTestAccount(h.t);
+    const { db } = h.t.ferry.database;
     for (let i = 0; i < 250; i++) {
-      await t.container.audit.write(db, {
+      await h.t.ferry.audit.writer.write(db, {
         accountId: reader.accountId,
         code: AuditCode.ENTITY_UPDATED,
         relatedModel: "request",
@@ -202,9 +189,9 @@ describe("GET /v1/logentry/search/", () => {
   });
 
   it("clamps page_size above 100 to 100 and refuses a page past the end", async () => {
-    const reader = await createTestAccount(t);
+    const reader = await createTestAccount(h.t);
     for (let i = 0; i < 105; i++) {
-      await t.container.audit.write(t.container.database.db, {
+      await h.t.ferry.audit.writer.write(h.t.ferry.database.db, {
         accountId: reader.accountId,
         code: AuditCode.ENTITY_CREATED,
       });
@@ -247,15 +234,15 @@ describe("GET /v1/logentry/search/", () => {
   });
 
   it("needs the audit scope", async () => {
-    const scoped = await createTestAccount(t, { scopes: ["requests"] });
+    const scoped = await createTestAccount(h.t, { scopes: ["requests"] });
     expect((await search(scoped)).statusCode).toBe(403);
-    const reader = await createTestAccount(t, { scopes: ["audit:read"] });
+    const reader = await createTestAccount(h.t, { scopes: ["audit:read"] });
     expect((await search(reader)).statusCode).toBe(200);
-    expect((await t.app.inject({ method: "GET", url: "/v1/logentry/search" })).statusCode).toBe(401);
+    expect((await h.t.app.inject({ method: "GET", url: "/v1/logentry/search" })).statusCode).toBe(401);
   });
 
   it("is described in the OpenAPI document", async () => {
-    const doc = (await t.app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
+    const doc = (await h.t.app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
     const op = doc.paths["/v1/logentry/search/"].get;
     expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(["page", "page_size", "marker", "PartitionKey", "code", "from", "content_type"]),

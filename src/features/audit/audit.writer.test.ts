@@ -1,10 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { renewToken, type TestAccount } from "../../../test/helpers/app.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { AuditCode, type AuditEvent, AuditWriter } from "./audit.writer.js";
 
 const DAY = 24 * 3600 * 1000;
@@ -21,7 +17,7 @@ const FILTERS: [string, (e: AuditEvent) => string][] = [
 ];
 
 describe("audit writer: chain and search counts under mixed writers", () => {
-  let t: TestApp;
+  const h = useHarness({ env: { AUDIT_RETENTION_DAYS: "30" } });
   let reader: TestAccount;
   /** Entries of the reader's account that committed, with the day partition each went to. */
   const written: { event: AuditEvent; partition: string }[] = [];
@@ -42,19 +38,10 @@ describe("audit writer: chain and search counts under mixed writers", () => {
     };
   };
   const partition = () =>
-    `${reader.accountId}-${t.clock.now().toISOString().slice(0, 10).replaceAll("-", "")}`;
+    `${reader.accountId}-${h.t.clock.now().toISOString().slice(0, 10).replaceAll("-", "")}`;
 
   const search = (query: Record<string, string>) =>
-    t.app.inject({ method: "GET", url: "/v1/logentry/search/", query, headers: reader.headers });
-
-  const freshToken = async () => {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/auth/get_token/",
-      payload: { api_key: reader.apiKey, email: reader.email },
-    });
-    reader.headers = { authorization: `JWT ${res.json().token}` };
-  };
+    h.call("GET", "/v1/logentry/search/", undefined, { as: reader, query });
 
   /** Every filter value's expected count among `entries`, searched with page_size 1 (total_pages = count). */
   const expectExactCounts = async (entries: typeof written) => {
@@ -101,17 +88,15 @@ describe("audit writer: chain and search counts under mixed writers", () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ AUDIT_RETENTION_DAYS: "30" });
-    reader = await createTestAccount(t);
+    reader = h.owner;
     firstDay = partition();
   });
-  afterAll(async () => t?.close());
 
   it("keeps one chain and exact one-filter counts across processes, transactions, rollbacks and retention", async () => {
-    const { db } = t.container.database;
-    const here = t.container.audit;
+    const { db } = h.t.ferry.database;
+    const here = h.t.ferry.audit.writer;
     // A second writer on the same database stands for another process (worker, another replica).
-    const elsewhere = new AuditWriter(t.container.database, t.clock);
+    const elsewhere = new AuditWriter(h.t.ferry.database, h.t.clock);
     const write = async (writer: AuditWriter) => {
       const event = eventFor(reader.accountId);
       await writer.write(db, event);
@@ -121,7 +106,7 @@ describe("audit writer: chain and search counts under mixed writers", () => {
     // Day 1: entries that retention will delete later.
     for (let i = 0; i < 12; i++) await write(i % 4 === 3 ? elsewhere : here);
 
-    t.clock.advance(31 * DAY);
+    h.t.clock.advance(31 * DAY);
     // Day 32: sequential writers of both processes, interleaved.
     for (let i = 0; i < 20; i++) await write(i % 3 === 0 ? elsewhere : here);
     // Entries in the transaction of a change, two per transaction.
@@ -143,19 +128,19 @@ describe("audit writer: chain and search counts under mixed writers", () => {
     await Promise.all(Array.from({ length: 30 }, (_, i) => write(i % 2 ? elsewhere : here)));
     await write(here);
 
-    const chain = await t.container.auditChain.verifyAccount(reader.accountId);
+    const chain = await h.t.ferry.audit.chain.verifyAccount(reader.accountId);
     expect(chain.ok, JSON.stringify(chain.problem)).toBe(true);
 
     // Search on the next day: this test's searches (AAA-0010, AAA-0001) land in another partition.
-    t.clock.advance(DAY);
-    await freshToken();
+    h.t.clock.advance(DAY);
+    await renewToken(h.t, reader);
     await expectExactCounts(written);
 
     // Retention deletes day 1: counts start after the deleted entries.
-    const pruned = await t.container.auditRetention.prune();
+    const pruned = await h.t.ferry.audit.retention.prune();
     expect(pruned.deleted).toBeGreaterThanOrEqual(12);
     await expectExactCounts(written.slice(12));
-    const after = await t.container.auditChain.verifyAccount(reader.accountId);
+    const after = await h.t.ferry.audit.chain.verifyAccount(reader.accountId);
     expect(after.ok, JSON.stringify(after.problem)).toBe(true);
   });
 });

@@ -1,9 +1,15 @@
 import { createHash } from "node:crypto";
-import { type RawBuilder, sql } from "kysely";
 import type { Database, Executor } from "../../db/database.js";
 import type { AuditEntriesTable } from "../../db/schema.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
+import {
+  appendAfterKnownHead,
+  type ChainHead,
+  insertEntryAtHead,
+  lockNextSeq,
+  type NewAuditEntry,
+} from "./audit.repository.js";
 
 /** Audit codes of the spec's Audit log events table. */
 export const AuditCode = {
@@ -115,23 +121,6 @@ export function etagForHash(hash: string): string {
   return `W/"${hash.slice(0, 32)}"`;
 }
 
-/** An account's chain head: the seq and hash of its newest entry. */
-interface ChainHead {
-  seq: number;
-  hash: string;
-}
-
-/** Filter columns whose ordinals the writer stores (see ORDINAL_COLUMNS in the repository). */
-const ORDINALS = [
-  ["partition_key", "partition_key_ord"],
-  ["code", "code_ord"],
-  ["related_model", "related_model_ord"],
-  ["path", "path_ord"],
-  ["from_address", "from_address_ord"],
-  ["method", "method_ord"],
-  ["content_type", "content_type_ord"],
-] as const;
-
 /** How many accounts' heads a writer remembers (each a few dozen bytes). */
 const CACHED_HEADS = 10_000;
 
@@ -192,89 +181,21 @@ export class AuditWriter {
     const known = this.heads.get(event.accountId);
     if (!known) return false;
     const entry = this.entryAfter(known, event);
-    let appended: boolean;
-    if (this.database.dialect === "postgres") {
-      const query = ex
-        .with("head", (db) =>
-          db
-            .updateTable("audit_chain_heads")
-            .set({ seq: entry.values.seq, hash: entry.values.hash })
-            .where("account_id", "=", event.accountId)
-            .where("seq", "=", known.seq)
-            .where("hash", "=", known.hash)
-            .returning("account_id"),
-        )
-        .insertInto("audit_entries")
-        .columns([
-          ...Object.keys(entry.values),
-          ...Object.keys(entry.ordinals),
-        ] as (keyof AuditEntriesTable)[])
-        .expression((eb) =>
-          eb.selectFrom("head").select([
-            // Parameters in a SELECT list have no type to infer: cast them to their columns' types.
-            ...Object.entries(entry.values).map(([column, value]) =>
-              sql`cast(${value} as ${sql.raw(typeof value === "number" ? "bigint" : "text")})`.as(column),
-            ),
-            ...Object.entries(entry.ordinals).map(([column, expression]) => expression.as(column)),
-          ]),
-        );
-      if (!ex.isTransaction && this.database.runPrepared) {
-        // Standalone (AAA-0010, on every API call): planning this statement costs about six times
-        // its execution, so it runs prepared. Its text varies only with which ordinals are 0.
-        const compiled = query.compile();
-        const name = `audit_append_${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 20)}`;
-        appended = (await this.database.runPrepared(name, compiled)).rowCount === 1;
-      } else {
-        const res = await query.executeTakeFirst();
-        appended = Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
-      }
-    } else {
-      // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
-      const res = await ex
-        .updateTable("audit_chain_heads")
-        .set({ seq: entry.values.seq, hash: entry.values.hash })
-        .where("account_id", "=", event.accountId)
-        .where("seq", "=", known.seq)
-        .where("hash", "=", known.hash)
-        .executeTakeFirst();
-      appended = Number(res.numUpdatedRows) === 1;
-      if (appended)
-        await ex
-          .insertInto("audit_entries")
-          .values({ ...entry.values, ...entry.ordinals })
-          .execute();
-    }
-    if (appended) this.remember(event.accountId, { seq: entry.values.seq, hash: entry.values.hash });
+    const appended = await appendAfterKnownHead(this.database, ex, known, entry);
+    if (appended) this.remember(event.accountId, { seq: entry.seq, hash: entry.hash });
     else this.heads.delete(event.accountId);
     return appended;
   }
 
   /** Appends after the stored head, locking the head row until `trx` ends (creates it on first use). */
   private async appendLocked(trx: Executor, event: AuditEvent): Promise<void> {
-    // Upsert-and-increment locks the head row until commit: concurrent writers queue here.
-    const head = await trx
-      .insertInto("audit_chain_heads")
-      .values({ account_id: event.accountId, seq: 1, hash: CHAIN_GENESIS })
-      .onConflict((oc) =>
-        oc.column("account_id").doUpdateSet((eb) => ({ seq: eb("audit_chain_heads.seq", "+", 1) })),
-      )
-      .returning(["seq", "hash"])
-      .executeTakeFirstOrThrow();
-    const entry = this.entryAfter({ seq: Number(head.seq) - 1, hash: head.hash }, event);
-    await trx
-      .insertInto("audit_entries")
-      .values({ ...entry.values, ...entry.ordinals })
-      .execute();
-    await trx
-      .updateTable("audit_chain_heads")
-      .set({ hash: entry.values.hash })
-      .where("account_id", "=", event.accountId)
-      .execute();
-    this.remember(event.accountId, { seq: entry.values.seq, hash: entry.values.hash });
+    const entry = this.entryAfter(await lockNextSeq(trx, event.accountId, CHAIN_GENESIS), event);
+    await insertEntryAtHead(trx, entry);
+    this.remember(event.accountId, { seq: entry.seq, hash: entry.hash });
   }
 
-  /** The row of the entry that follows `prev` in the account's chain (ordinals as subqueries). */
-  private entryAfter(prev: ChainHead, event: AuditEvent) {
+  /** The row of the entry that follows `prev` in the account's chain. */
+  private entryAfter(prev: ChainHead, event: AuditEvent): NewAuditEntry {
     const seq = prev.seq + 1;
     const timestamp = toTimestamp(this.clock.now());
     const fields: ChainedFields = {
@@ -294,16 +215,7 @@ export class AuditWriter {
       content_type: truncate(event.contentType ?? "", 200),
     };
     const hash = chainHash(prev.hash, fields);
-    const ordinals = Object.fromEntries(
-      ORDINALS.map(([column, ordinal]) => [
-        ordinal,
-        ordinalAfter(event.accountId, column, ordinal, fields[column]),
-      ]),
-    ) as Record<(typeof ORDINALS)[number][1], RawBuilder<number>>;
-    return {
-      values: { ...fields, account_id: event.accountId, etag: etagForHash(hash), prev_hash: prev.hash, hash },
-      ordinals,
-    };
+    return { ...fields, account_id: event.accountId, etag: etagForHash(hash), prev_hash: prev.hash, hash };
   }
 
   private remember(accountId: number, head: ChainHead): void {
@@ -314,17 +226,6 @@ export class AuditWriter {
       if (oldest !== undefined) this.heads.delete(oldest);
     }
   }
-}
-
-/**
- * The entry's ordinal for `column`, evaluated in the statement that inserts it: 1 + the ordinal of
- * the account's newest entry with the same value (one seek on the (account_id, column, seq) index).
- * Empty values are never searched (an empty filter filters nothing): 0, no seek.
- */
-function ordinalAfter(accountId: number, column: string, ordinal: string, value: string): RawBuilder<number> {
-  return value === ""
-    ? sql<number>`0`
-    : sql<number>`coalesce((select ${sql.ref(ordinal)} from audit_entries where account_id = ${accountId} and ${sql.ref(column)} = ${value} order by seq desc limit 1), 0) + 1`;
 }
 
 const SECRET_PATTERNS = [
@@ -342,12 +243,13 @@ export function redactSecrets(text: string): string {
 }
 
 /**
- * The path as logged: no query string (it may carry tokens), recipient identifiers cut to their
- * first 4 characters (`/r/abcd…/`) so a log reader cannot open the recipient page, secrets redacted.
+ * The path as logged: no query string (it may carry tokens), recipient identifiers and session
+ * tokens cut to their first 4 characters (`/r/abcd…/`, `/s/abcd…/`) so a log reader cannot open
+ * the recipient's page, secrets redacted.
  */
 export function sanitizePath(path: string): string {
   const bare = path.split(/[?#]/, 1)[0] ?? "";
-  return redactSecrets(bare.replace(/\/r\/([^/]{4})[^/]*/g, "/r/$1…"));
+  return redactSecrets(bare.replace(/\/([rs])\/([^/]{4})[^/]*/g, "/$1/$2…"));
 }
 
 function truncate(value: string, max: number): string {

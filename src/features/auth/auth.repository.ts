@@ -113,3 +113,18 @@ export async function listApplicationRows(
   if (email) q = q.where((eb) => eb(eb.fn("lower", ["accounts.email"]), "=", email.toLowerCase()));
   return q.execute();
 }
+
+/** Records that an application's key was just used. */
+export async function touchApplication(ex: Executor, id: number, now: string): Promise<void> {
+  await ex.updateTable("applications").set({ last_used_at: now }).where("id", "=", id).execute();
+}
+
+/** Replaces an account's settings JSON. */
+export async function updateAccountSettings(
+  ex: Executor,
+  accountId: number,
+  settings: string,
+  now: string,
+): Promise<void> {
+  await ex.updateTable("accounts").set({ settings, updated: now }).where("id", "=", accountId).execute();
+}

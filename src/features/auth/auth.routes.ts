@@ -1,124 +1,129 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Container } from "../../app/container.js";
 import { requireAuth } from "../../http/auth.js";
 import { readFormLikeBody } from "../../http/body-parsers.js";
 import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
+import type { RateLimiter } from "../../http/rate-limit.js";
+import type { RouteModule } from "../../shared/feature.js";
+import type { AuthService } from "./auth.service.js";
 
 const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) });
 const TokenResponse = Type.Object({
   token: Type.String({ examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ims..."] }),
 });
 const consumes = ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"];
-// Bodies arrive in three encodings (compat item 1); the service checks fields, so skip Ajv here.
+// Bodies arrive as JSON, form-urlencoded or multipart; the service checks fields, so skip Ajv here.
 const acceptAnyBody = () => () => true;
 
 /** POST /v1/auth/get_token/, token_refresh/, token_verify/ (spec: Token operations). */
-export async function authRoutes(
-  app: FastifyInstance,
-  { container }: { container: Container },
-): Promise<void> {
-  const { auth } = container;
-  const caller = (request: FastifyRequest) => ({
-    ip: request.ip,
-    method: request.method,
-    path: request.url.split("?")[0] ?? "",
-    contentType: request.headers["content-type"]?.split(";")[0],
-  });
-  const limit = (request: FastifyRequest) => container.rateLimiter.consume("auth-ip", request.ip);
+export function authRoutes(deps: {
+  auth: AuthService;
+  rateLimiter: RateLimiter;
+  environment: "sandbox" | "live";
+}): RouteModule {
+  const { auth, rateLimiter } = deps;
+  return async (app) => {
+    const caller = (request: FastifyRequest) => ({
+      ip: request.ip,
+      method: request.method,
+      path: request.url.split("?")[0] ?? "",
+      contentType: request.headers["content-type"]?.split(";")[0],
+    });
+    const limit = (request: FastifyRequest) => rateLimiter.consume("auth-ip", request.ip);
 
-  app.post(
-    "/v1/auth/get_token/",
-    {
-      config: { public: true },
-      validatorCompiler: acceptAnyBody,
-      schema: {
-        tags: ["auth"],
-        summary: "Exchange an API key and the owner's email for a JWT (valid 8 hours)",
-        consumes,
-        body: Type.Object({
-          api_key: Type.String({ description: "The application's API key." }),
-          email: Type.String({ description: "The application owner's email." }),
-        }),
-        response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415, 429) },
-      },
-    },
-    async (request) => {
-      await limit(request);
-      const body = await readFormLikeBody(request);
-      return { token: await auth.issueToken(body.api_key, body.email, caller(request)) };
-    },
-  );
-
-  app.post(
-    "/v1/auth/token_refresh/",
-    {
-      config: { public: true },
-      validatorCompiler: acceptAnyBody,
-      schema: {
-        tags: ["auth"],
-        summary: "Exchange a valid token created within the last 7 days for a new one with a new expiry",
-        consumes,
-        body: TokenBody,
-        response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 429) },
-      },
-    },
-    async (request) => {
-      await limit(request);
-      const body = await readFormLikeBody(request);
-      return { token: await auth.refreshToken(body.token) };
-    },
-  );
-
-  app.post(
-    "/v1/auth/token_verify/",
-    {
-      config: { public: true },
-      validatorCompiler: acceptAnyBody,
-      schema: {
-        tags: ["auth"],
-        summary: "Check a token: the same token back when it is valid, 401 otherwise",
-        consumes,
-        body: TokenBody,
-        response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 429) },
-      },
-    },
-    async (request) => {
-      await limit(request);
-      const body = await readFormLikeBody(request);
-      await auth.verifyToken(body.token);
-      return { token: body.token as string };
-    },
-  );
-
-  app.get(
-    "/v1/account/",
-    {
-      schema: {
-        tags: ["auth"],
-        summary: "The account and application the token acts for (Ferry extension)",
-        security: jwtSecurity,
-        response: {
-          200: Type.Object({
-            id: Type.Integer(),
-            email: Type.String(),
-            name: Type.String(),
-            environment: Type.Union([Type.Literal("sandbox"), Type.Literal("live")]),
-            application: Type.Object({ id: Type.Integer(), name: Type.String(), scopes: Type.String() }),
+    app.post(
+      "/v1/auth/get_token/",
+      {
+        config: { public: true },
+        validatorCompiler: acceptAnyBody,
+        schema: {
+          tags: ["auth"],
+          summary: "Exchange an API key and the owner's email for a JWT (valid 8 hours)",
+          consumes,
+          body: Type.Object({
+            api_key: Type.String({ description: "The application's API key." }),
+            email: Type.String({ description: "The application owner's email." }),
           }),
-          ...authErrors,
+          response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415, 429) },
         },
       },
-    },
-    async (request) => {
-      const { account, application } = await auth.describeCaller(requireAuth(request));
-      return {
-        id: account.id,
-        email: account.email,
-        name: account.name,
-        environment: container.config.FERRY_ENVIRONMENT,
-        application: { id: application.id, name: application.name, scopes: application.scopes },
-      };
-    },
-  );
+      async (request) => {
+        await limit(request);
+        const body = await readFormLikeBody(request);
+        return { token: await auth.issueToken(body.api_key, body.email, caller(request)) };
+      },
+    );
+
+    app.post(
+      "/v1/auth/token_refresh/",
+      {
+        config: { public: true },
+        validatorCompiler: acceptAnyBody,
+        schema: {
+          tags: ["auth"],
+          summary: "Exchange a valid token created within the last 7 days for a new one with a new expiry",
+          consumes,
+          body: TokenBody,
+          response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 429) },
+        },
+      },
+      async (request) => {
+        await limit(request);
+        const body = await readFormLikeBody(request);
+        return { token: await auth.refreshToken(body.token) };
+      },
+    );
+
+    app.post(
+      "/v1/auth/token_verify/",
+      {
+        config: { public: true },
+        validatorCompiler: acceptAnyBody,
+        schema: {
+          tags: ["auth"],
+          summary: "Check a token: the same token back when it is valid, 401 otherwise",
+          consumes,
+          body: TokenBody,
+          response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 429) },
+        },
+      },
+      async (request) => {
+        await limit(request);
+        const body = await readFormLikeBody(request);
+        await auth.verifyToken(body.token);
+        return { token: body.token as string };
+      },
+    );
+
+    app.get(
+      "/v1/account/",
+      {
+        schema: {
+          tags: ["auth"],
+          summary: "The account and application the token acts for (Ferry extension)",
+          security: jwtSecurity,
+          response: {
+            200: Type.Object({
+              id: Type.Integer(),
+              email: Type.String(),
+              name: Type.String(),
+              environment: Type.Union([Type.Literal("sandbox"), Type.Literal("live")]),
+              application: Type.Object({ id: Type.Integer(), name: Type.String(), scopes: Type.String() }),
+            }),
+            ...authErrors,
+          },
+        },
+      },
+      async (request) => {
+        const { account, application } = await auth.describeCaller(requireAuth(request));
+        return {
+          id: account.id,
+          email: account.email,
+          name: account.name,
+          environment: deps.environment,
+          application: { id: application.id, name: application.name, scopes: application.scopes },
+        };
+      },
+    );
+  };
 }

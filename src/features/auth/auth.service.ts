@@ -3,10 +3,13 @@ import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
+import { normaliseScopes } from "../../http/scopes.js";
+import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { AccountsService } from "./accounts.service.js";
 import {
   type AccountRow,
   type ApplicationRow,
@@ -19,15 +22,8 @@ import {
   insertApplication,
   listApplicationRows,
   revokeApplicationRow,
+  touchApplication,
 } from "./auth.repository.js";
-import { normaliseScopes } from "./scopes.js";
-
-/** Who is calling: the application a token was issued to and its account. */
-export interface AuthContext {
-  accountId: number;
-  applicationId: number;
-  scopes: string;
-}
 
 /** The claims Ferry puts in every token. */
 export interface TokenClaims {
@@ -56,6 +52,8 @@ export function hashApiKey(apiKey: string): string {
 /** Accounts, applications and JWT tokens (spec: Authentication). */
 export class AuthService {
   private readonly verified = new Map<string, TokenClaims>();
+  /** Profiles and settings of accounts, for other features. */
+  readonly accounts = new AccountsService();
 
   constructor(
     private readonly database: Database,
@@ -171,11 +169,7 @@ export class AuthService {
       orig_iat: nowSec,
     });
     await db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable("applications")
-        .set({ last_used_at: this.now() })
-        .where("id", "=", application.id)
-        .execute();
+      await touchApplication(trx, application.id, this.now());
       await this.audit.write(trx, {
         ...auditBase,
         accountId: account.id,

@@ -1,10 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Container } from "../../app/container.js";
 import { requireAuth } from "../../http/auth.js";
-import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
+import { authErrors, errorResponses, jwtSecurity, NoContent } from "../../http/openapi.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
-import { type BrandingInput, MAX_CSS_BYTES, MAX_LOGO_BYTES } from "./branding.service.js";
+import type { RouteModule } from "../../shared/feature.js";
+import {
+  type BrandingInput,
+  type BrandingService,
+  MAX_CSS_BYTES,
+  MAX_LOGO_BYTES,
+} from "./branding.service.js";
 
 const BrandingBody = Type.Object({
   css: Type.Optional(
@@ -92,66 +97,64 @@ async function readBrandingBody(request: FastifyRequest): Promise<BrandingInput>
 }
 
 /** GET/PUT/DELETE /v1/branding/: the account's white-label stylesheet, logo and recipient host. */
-export async function brandingRoutes(
-  app: FastifyInstance,
-  { container }: { container: Container },
-): Promise<void> {
-  const { branding } = container;
-
-  app.get(
-    "/v1/branding/",
-    {
-      config: { scope: "branding" },
-      schema: {
-        tags: ["branding"],
-        summary: "The account's white-label settings for recipient pages (Ferry extension)",
-        security: jwtSecurity,
-        response: { 200: BrandingResponse, ...authErrors, ...errorResponses(404) },
+export function brandingRoutes(branding: BrandingService): RouteModule {
+  return async (app) => {
+    app.get(
+      "/v1/branding/",
+      {
+        config: { scope: "branding" },
+        schema: {
+          tags: ["branding"],
+          summary: "The account's white-label settings for recipient pages (Ferry extension)",
+          security: jwtSecurity,
+          response: { 200: BrandingResponse, ...authErrors, ...errorResponses(404) },
+        },
       },
-    },
-    async (request) => branding.get(requireAuth(request).accountId),
-  );
+      async (request) => branding.get(requireAuth(request).accountId),
+    );
 
-  app.put(
-    "/v1/branding/",
-    {
-      config: { scope: "branding" },
-      bodyLimit: 2 * 1024 * 1024,
-      // JSON, form and multipart bodies: the service checks the fields.
-      validatorCompiler: () => () => true,
-      schema: {
-        tags: ["branding"],
-        summary: "Replace the white-label stylesheet, logo and custom recipient host name (Ferry extension)",
-        description:
-          "JSON (`logo` as base64 or a data URL) or multipart/form-data (`css` field or file, `logo` file). Fields left out are cleared.",
-        consumes: ["application/json", "multipart/form-data"],
-        security: jwtSecurity,
-        body: BrandingBody,
-        response: { 200: BrandingResponse, ...authErrors, ...errorResponses(400, 409, 413, 415) },
+    app.put(
+      "/v1/branding/",
+      {
+        config: { scope: "branding" },
+        bodyLimit: 2 * 1024 * 1024,
+        // JSON, form and multipart bodies: the service checks the fields.
+        validatorCompiler: () => () => true,
+        schema: {
+          tags: ["branding"],
+          summary:
+            "Replace the white-label stylesheet, logo and custom recipient host name (Ferry extension)",
+          description:
+            "JSON (`logo` as base64 or a data URL) or multipart/form-data (`css` field or file, `logo` file). Fields left out are cleared.",
+          consumes: ["application/json", "multipart/form-data"],
+          security: jwtSecurity,
+          body: BrandingBody,
+          response: { 200: BrandingResponse, ...authErrors, ...errorResponses(400, 409, 413, 415) },
+        },
       },
-    },
-    async (request) => {
-      const auth = requireAuth(request);
-      const input = await readBrandingBody(request);
-      return branding.put(auth.accountId, input, { applicationId: auth.applicationId });
-    },
-  );
+      async (request) => {
+        const auth = requireAuth(request);
+        const input = await readBrandingBody(request);
+        return branding.put(auth.accountId, input, { applicationId: auth.applicationId });
+      },
+    );
 
-  app.delete(
-    "/v1/branding/",
-    {
-      config: { scope: "branding" },
-      schema: {
-        tags: ["branding"],
-        summary: "Remove the account's branding (pages return to Ferry's default look)",
-        security: jwtSecurity,
-        response: { 204: Type.Null(), ...authErrors, ...errorResponses(404) },
+    app.delete(
+      "/v1/branding/",
+      {
+        config: { scope: "branding" },
+        schema: {
+          tags: ["branding"],
+          summary: "Remove the account's branding (pages return to Ferry's default look)",
+          security: jwtSecurity,
+          response: { 204: NoContent, ...authErrors, ...errorResponses(404) },
+        },
       },
-    },
-    async (request, reply) => {
-      const auth = requireAuth(request);
-      await branding.remove(auth.accountId, { applicationId: auth.applicationId });
-      return reply.code(204).send();
-    },
-  );
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        await branding.remove(auth.accountId, { applicationId: auth.applicationId });
+        return reply.code(204).send(null);
+      },
+    );
+  };
 }

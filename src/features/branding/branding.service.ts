@@ -4,7 +4,7 @@ import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
 import {
   type BrandingRow,
   deleteBranding,
@@ -14,7 +14,7 @@ import {
   upsertBranding,
 } from "./branding.repository.js";
 
-/** Largest white-label stylesheet, in bytes of UTF-8 (issue 7: 100 KB). */
+/** Largest white-label stylesheet, in bytes of UTF-8 (100 KB). */
 export const MAX_CSS_BYTES = 100 * 1024;
 /** Largest logo image, in bytes. */
 export const MAX_LOGO_BYTES = 512 * 1024;
@@ -27,7 +27,7 @@ export interface BrandingInput {
 }
 
 /** Branding as the API shows it (the CSS text, logo metadata, host). */
-export interface BrandingView {
+interface BrandingView {
   css: string;
   css_bytes: number;
   logo: { content_type: string; bytes: number; sha256: string } | null;
@@ -36,12 +36,12 @@ export interface BrandingView {
 }
 
 /** Who changes branding, for the audit entry. */
-export interface BrandingCaller {
+interface BrandingCaller {
   applicationId: number;
 }
 
 /** Sniffs PNG, JPEG, GIF or WebP by magic bytes; undefined for anything else (SVG is refused). */
-export function sniffLogoType(bytes: Buffer): string | undefined {
+function sniffLogoType(bytes: Buffer): string | undefined {
   if (
     bytes.length >= 8 &&
     bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
@@ -59,7 +59,7 @@ export function sniffLogoType(bytes: Buffer): string | undefined {
 }
 
 /**
- * The recipient page of a request, the one formula every feature uses (issue 7 item 7):
+ * The recipient page of a request, the one formula every feature uses:
  * `<scheme>://<recipientHost>/r/<identifier>/` when the account has a custom host (the scheme of
  * PUBLIC_BASE_URL, no port), else `<PUBLIC_BASE_URL>/r/<identifier>/`.
  */
@@ -75,8 +75,8 @@ export function recipientUrl(
 const HOST_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
 /**
- * White-label settings of recipient pages (issue 7 item 7): an account's stylesheet (served as a
- * stylesheet from Ferry's origin, after the default one), its logo, and a custom recipient host name.
+ * White-label settings of recipient pages: an account's stylesheet (served as a stylesheet from
+ * Ferry's origin, after the default one), its logo, and a custom recipient host name.
  */
 export class BrandingService {
   constructor(
@@ -194,7 +194,7 @@ export class BrandingService {
 }
 
 /** Allow-listed API view of a branding row. */
-export function presentBranding(row: BrandingRow): BrandingView {
+function presentBranding(row: BrandingRow): BrandingView {
   return {
     css: row.css,
     css_bytes: Buffer.byteLength(row.css, "utf8"),

@@ -12,26 +12,17 @@ import type { CallbackAttemptsTable, CallbackDeliveryStatus } from "../../db/sch
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
+import type { AccountsService } from "../auth/index.js";
 import type { CallbackSecretService } from "./callback-secrets.service.js";
+import { type CallbackSubjects, DeliverCallbackJob, type DeliverJobPayload } from "./callbacks.jobs.js";
 import { type CallbackShape, shapeEventBody } from "./callbacks.presenter.js";
 import {
   countStaleTry,
   type DeliveryWithEvent,
   findDeliveryForAttempt,
   insertAttempt,
-  parseAccountSettings,
   updateDeliveryAfterAttempt,
-  updateRequestCallbackState,
 } from "./callbacks.repository.js";
-
-/** The job kind that makes one delivery attempt; payload DeliverJobPayload. */
-export const DELIVER_JOB = "callbacks.deliver";
-
-/** Payload of a `callbacks.deliver` job. */
-export interface DeliverJobPayload {
-  delivery_id: number;
-  trigger?: "automatic" | "redelivery";
-}
 
 /** The two outbound clients: any http(s) URL, and https-only for accounts with secure callbacks. */
 export interface CallbackHttpClients {
@@ -66,7 +57,7 @@ interface AttemptResult {
 }
 
 /**
- * Makes delivery attempts (DESIGN §4 Callbacks): signs the event per Standard Webhooks with every
+ * Makes delivery attempts: signs the event per Standard Webhooks with every
  * signing secret, POSTs it through the SSRF-guarded client, records the attempt and schedules the
  * next one from CALLBACK_RETRY_SCHEDULE_SECONDS (+ up to 10% jitter), in one transaction.
  */
@@ -75,6 +66,8 @@ export class CallbackDeliveryService {
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly jobs: JobQueue,
+    private readonly accounts: AccountsService,
+    private readonly subjects: CallbackSubjects,
     private readonly secrets: CallbackSecretService,
     private readonly clients: CallbackHttpClients,
     private readonly retryScheduleSeconds: readonly number[],
@@ -93,7 +86,9 @@ export class CallbackDeliveryService {
     ) {
       return;
     }
-    const settings = callbackSettingsFrom(parseAccountSettings(delivery.account_settings));
+    const settings = callbackSettingsFrom(
+      await this.accounts.settings(this.database.db, delivery.account_id),
+    );
     const body = JSON.stringify(
       shapeEventBody(JSON.parse(delivery.payload) as Record<string, unknown>, settings.callback_shape),
     );
@@ -147,7 +142,7 @@ export class CallbackDeliveryService {
         const runAt = new Date(now.getTime() + delay * 1000 + randomInt(0, Math.floor(delay * 100) + 1));
         nextAttemptAt = toTimestamp(runAt);
         const next: DeliverJobPayload = { delivery_id: delivery.id };
-        nextJobId = await this.jobs.enqueue(trx, DELIVER_JOB, next, { runAt });
+        nextJobId = await this.jobs.enqueue(trx, DeliverCallbackJob, next, { runAt });
       } else status = "failed";
       // Applied only while this job still owns the delivery: a redelivery may have taken it over
       // while this attempt ran (then the job queued above finds itself stale and does nothing).
@@ -169,7 +164,7 @@ export class CallbackDeliveryService {
       );
       if (!owned) await countStaleTry(trx, delivery.id, toTimestamp(attemptedAt), nowTs);
       if (delivery.request_id !== null) {
-        await updateRequestCallbackState(trx, delivery.request_id, owned ? status : "pending", true);
+        await this.subjects.recordCallbackState(trx, delivery.request_id, owned ? status : "pending", true);
       }
     });
   }

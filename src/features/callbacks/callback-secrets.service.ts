@@ -5,7 +5,7 @@ import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import { addSeconds, toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
 import {
   type CallbackSecretRow,
   deleteExpiredSecretRows,

@@ -1,36 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { buildRequest, completeRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { eventually } from "../../../test/helpers/process.js";
-import { startWebhookReceiver, type WebhookReceiver } from "../../../test/helpers/webhook-receiver.js";
-import { buildWorker } from "../../app/build-worker.js";
-import type { Worker } from "../../jobs/worker.js";
 
 // FERRY_ALLOW_PRIVATE_CALLBACKS stays at its default (false) in this file.
 describe("callbacks: outbound safety (SSRF)", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let worker: Worker;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    t = await createTestApp({ JOB_POLL_INTERVAL_MS: "20" });
-    owner = await createTestAccount(t);
-    receiver = await startWebhookReceiver();
-    worker = buildWorker(t.container);
-    await worker.start();
-  });
-  afterAll(async () => {
-    await worker?.stop(1000);
-    await receiver?.close();
-    await t?.close();
-  });
+  const h = useHarness({ env: { JOB_POLL_INTERVAL_MS: "20" }, worker: true, receiver: true });
 
   it("refuses every non-public destination, records the refusal and sends nothing", async () => {
+    const { t, owner, receiver } = h;
     const port = receiver.port;
     const urls = [
       `http://localhost:${port}/hook`, // a host name that resolves to 127.0.0.1
@@ -49,31 +27,17 @@ describe("callbacks: outbound safety (SSRF)", () => {
     ];
     const ids: number[] = [];
     for (const url of urls) {
-      const res = await t.app.inject({
-        method: "POST",
-        url: "/v1/request/",
-        headers: owner.headers,
-        payload: { type: "pull", callback_url: url },
-      });
-      expect(res.statusCode, url).toBe(201);
-      ids.push(res.json().id);
-      await t.container.lifecycle.completePullRequest(owner.accountId, res.json().id);
+      const { id } = await buildRequest(t, owner, { callback_url: url });
+      ids.push(id);
+      await completeRequest(t, owner, id);
     }
     const list = async (status: string) =>
-      (
-        await t.app.inject({
-          method: "GET",
-          url: `/v1/callback/?status=${status}&page_size=100`,
-          headers: owner.headers,
-        })
-      ).json();
+      (await h.call("GET", "/v1/callback/", undefined, { query: { status, page_size: "100" } })).json();
     await eventually(async () => (await list("failed")).count === urls.length);
     const failed = (await list("failed")).results as { id: number; url: string }[];
     expect(failed.map((d) => d.url).sort()).toEqual([...urls].sort());
     for (const d of failed) {
-      const detail = (
-        await t.app.inject({ method: "GET", url: `/v1/callback/${d.id}/`, headers: owner.headers })
-      ).json();
+      const detail = (await h.call("GET", `/v1/callback/${d.id}/`)).json();
       expect(detail.tries, d.url).toBe(1);
       expect(detail.attempts, d.url).toEqual([
         expect.objectContaining({ outcome: "blocked", status_code: null, error: expect.any(String) }),

@@ -1,44 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { afterAll, describe, expect, it } from "vitest";
 import { testDialect } from "../../../test/helpers/db.js";
+import { buildRequest, completeRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { eventually, type FerryProcess, spawnFerry } from "../../../test/helpers/process.js";
-import {
-  isSignedWith,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from "../../../test/helpers/webhook-receiver.js";
+import { isSignedWith } from "../../../test/helpers/webhook-receiver.js";
 
 // Real `ferry worker` processes against the test database: crash recovery and sharing the work.
 describe("callbacks: worker processes", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let receiver: WebhookReceiver;
-  const workers: FerryProcess[] = [];
-
-  beforeAll(async () => {
-    // The spawned workers use the real clock; the app's clock starts at the real time so jobs are due.
-    t = await createTestApp({
+  // The spawned workers use the real clock; the app's clock starts at the real time so jobs are due.
+  const h = useHarness({
+    env: () => ({
       FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
       TEST_CLOCK_START: new Date(Date.now() - 1000).toISOString(),
-    });
-    owner = await createTestAccount(t);
-    receiver = await startWebhookReceiver();
+    }),
+    receiver: true,
   });
+  const workers: FerryProcess[] = [];
+
   afterAll(async () => {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
     await Promise.all(workers.map((w) => w.exited));
-    await receiver?.close();
-    await t?.close();
   });
 
   const startWorker = (pollMs = 200): FerryProcess => {
     const w = spawnFerry(["worker"], {
-      ...t.database.env,
+      ...h.t.database.env,
       FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
       JOB_LEASE_SECONDS: "2",
       JOB_POLL_INTERVAL_MS: String(pollMs),
@@ -56,26 +42,17 @@ describe("callbacks: worker processes", () => {
     });
 
   const completedPull = async (path: string) => {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: owner.headers,
-      payload: { type: "pull", callback_url: `${receiver.url}${path}` },
-    });
-    expect(res.statusCode).toBe(201);
-    await t.container.lifecycle.completePullRequest(owner.accountId, res.json().id);
-    return res.json().id as number;
+    const { id } = await buildRequest(h.t, h.owner, { callback_url: `${h.receiver.url}${path}` });
+    await completeRequest(h.t, h.owner, id);
+    return id as number;
   };
 
   const deliveriesOf = async (requestId: number) =>
-    (
-      await t.app.inject({ method: "GET", url: `/v1/callback/?request=${requestId}`, headers: owner.headers })
-    ).json().results;
+    (await h.call("GET", `/v1/callback/?request=${requestId}`)).json().results;
 
   it("delivers after the worker is killed with SIGKILL in the middle of a delivery (same webhook-id)", async () => {
-    const secret = (
-      await t.app.inject({ method: "GET", url: "/v1/callback_secret/", headers: owner.headers })
-    ).json().secret as string;
+    const { receiver } = h;
+    const secret = (await h.call("GET", "/v1/callback_secret/")).json().secret as string;
     receiver.answerNext("hang");
     const requestId = await completedPull("/crash");
     const first = startWorker();
@@ -107,20 +84,15 @@ describe("callbacks: worker processes", () => {
     // Let both finish their first (empty) claim so they are waiting when the events commit.
     await new Promise((r) => setTimeout(r, 1000));
 
+    const { t, owner, receiver } = h;
     const ids: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const res = await t.app.inject({
-        method: "POST",
-        url: "/v1/request/",
-        headers: owner.headers,
-        payload: { type: "pull", callback_url: `${receiver.url}/share/${i}` },
-      });
-      ids.push(res.json().id);
+      ids.push((await buildRequest(t, owner, { callback_url: `${receiver.url}/share/${i}` })).id);
     }
     const before = receiver.received.length;
-    await t.container.database.db.transaction().execute(async (trx) => {
+    await t.ferry.database.db.transaction().execute(async (trx) => {
       for (const id of ids) {
-        await t.container.callbacks.emitCallbackEvent(trx, {
+        await t.ferry.callbacks.emitCallbackEvent(trx, {
           accountId: owner.accountId,
           requestId: id,
           type: "request_complete",

@@ -70,61 +70,7 @@ export async function deleteExpiredSecretRows(ex: Executor, accountId: number, n
 }
 
 // ---------------------------------------------------------------------------------------------
-// account settings
-
-/** The account's settings JSON as an object ({} when absent or unreadable). */
-export async function readAccountSettings(ex: Executor, accountId: number): Promise<Record<string, unknown>> {
-  const row = await ex
-    .selectFrom("accounts")
-    .select("settings")
-    .where("id", "=", accountId)
-    .executeTakeFirst();
-  return parseSettings(row?.settings);
-}
-
-/** Merges `patch` into the account's settings JSON (read-modify-write; call inside a transaction). */
-export async function mergeAccountSettings(
-  ex: Executor,
-  accountId: number,
-  patch: Record<string, unknown>,
-  now: string,
-): Promise<Record<string, unknown>> {
-  const current = await readAccountSettings(ex, accountId);
-  const next = { ...current, ...patch };
-  await ex
-    .updateTable("accounts")
-    .set({ settings: JSON.stringify(next), updated: now })
-    .where("id", "=", accountId)
-    .execute();
-  return next;
-}
-
-function parseSettings(raw: string | undefined): Record<string, unknown> {
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // events and deliveries
-
-/** The request's callback_url (undefined when the request is absent or not the account's). */
-export async function findRequestCallbackUrl(
-  ex: Executor,
-  accountId: number,
-  requestId: number,
-): Promise<{ callback_url: string | null } | undefined> {
-  return ex
-    .selectFrom("requests")
-    .select("callback_url")
-    .where("account_id", "=", accountId)
-    .where("id", "=", requestId)
-    .executeTakeFirst();
-}
 
 /** Inserts an event; undefined when `sourceJobId` already recorded one (the job ran twice). */
 export async function insertEvent(
@@ -208,7 +154,6 @@ export async function setDeliveryJob(
 
 /** What one attempt needs, read in one query: the delivery, its event, the account settings. */
 export interface DeliveryForAttempt extends DeliveryWithEvent {
-  account_settings: string;
   /** Id of the attempt `jobId` already recorded (it runs again after a crash), else null. */
   recorded_attempt_id: number | null;
 }
@@ -222,17 +167,11 @@ export async function findDeliveryForAttempt(
   return ex
     .selectFrom("callback_deliveries as d")
     .innerJoin("callback_events as e", "e.id", "d.event_id")
-    .innerJoin("accounts as a", "a.id", "d.account_id")
     .leftJoin("callback_attempts as t", (join) => join.on("t.job_id", "=", jobId))
     .selectAll("d")
-    .select(["e.payload", "e.webhook_id", "a.settings as account_settings", "t.id as recorded_attempt_id"])
+    .select(["e.payload", "e.webhook_id", "t.id as recorded_attempt_id"])
     .where("d.id", "=", deliveryId)
     .executeTakeFirst();
-}
-
-/** Parses an account's settings JSON ({} when unreadable). */
-export function parseAccountSettings(raw: string): Record<string, unknown> {
-  return parseSettings(raw);
 }
 
 /** Records one attempt. */
@@ -294,23 +233,6 @@ export async function countStaleTry(
     .where("id", "=", deliveryId)
     .execute();
   return false;
-}
-
-/** Mirrors a delivery outcome on its request (`callback_status`, `callback_tries`). */
-export async function updateRequestCallbackState(
-  ex: Executor,
-  requestId: number,
-  status: CallbackDeliveryStatus,
-  countTry: boolean,
-): Promise<void> {
-  await ex
-    .updateTable("requests")
-    .set((eb) => ({
-      callback_status: status,
-      callback_tries: countTry ? eb("callback_tries", "+", 1) : eb.ref("callback_tries"),
-    }))
-    .where("id", "=", requestId)
-    .execute();
 }
 
 /** Filters of the delivery list. */

@@ -1,6 +1,3 @@
-import { createHttpClient } from "../../adapters/http-client/http-client.js";
-import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
-import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { CallbackDeliveryStatus, CallbackEventType } from "../../db/schema.js";
 import type { JobQueue } from "../../jobs/queue.js";
@@ -9,15 +6,20 @@ import { notFound, ValidationError } from "../../shared/errors.js";
 import { parseId, randomId } from "../../shared/ids.js";
 import { type Paginated, paginate, parsePageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
 import {
   type CallbackAccountSettings,
-  CallbackDeliveryService,
+  type CallbackDeliveryService,
   callbackSettingsFrom,
-  DELIVER_JOB,
-  type DeliverJobPayload,
 } from "./callback-delivery.service.js";
-import { CallbackSecretService } from "./callback-secrets.service.js";
+import type { CallbackSecretService } from "./callback-secrets.service.js";
+import {
+  type CallbackEventJobPayload,
+  type CallbackSubjects,
+  DeliverCallbackJob,
+  type DeliverJobPayload,
+} from "./callbacks.jobs.js";
 import {
   type AttemptView,
   type DeliveryView,
@@ -26,19 +28,12 @@ import {
 } from "./callbacks.presenter.js";
 import {
   findAccountDelivery,
-  findRequestCallbackUrl,
   insertDelivery,
   insertEvent,
   listAttemptRows,
   listDeliveryRows,
-  mergeAccountSettings,
-  readAccountSettings,
   setDeliveryJob,
-  updateRequestCallbackState,
 } from "./callbacks.repository.js";
-
-/** The outbox job kind other features enqueue for an event; payload CallbackEventJobPayload. */
-export const EVENT_JOB = "callbacks.event";
 
 /** Every event type (spec: Events). */
 export const CALLBACK_EVENT_TYPES: readonly CallbackEventType[] = [
@@ -52,14 +47,6 @@ export const DELIVERY_STATUSES: readonly CallbackDeliveryStatus[] = [
   "failed",
   "stopped",
 ];
-
-/** Payload of a `callbacks.event` job: `body` is the complete nested event (`{type, request, ...}`). */
-export interface CallbackEventJobPayload {
-  account_id: number;
-  request_id: number;
-  type: CallbackEventType;
-  body: Record<string, unknown>;
-}
 
 /** What emitCallbackEvent takes. */
 export interface CallbackEventInput {
@@ -77,7 +64,7 @@ export interface DeliveryDetailView extends DeliveryView {
 }
 
 /**
- * Callbacks (spec: Events; DESIGN §4): turns outbox events into deliveries, lists them with their
+ * Callbacks (spec: Events): turns outbox events into deliveries, lists them with their
  * attempts, redelivers, and manages the account's callback settings. Signing secrets are in
  * `secrets`, attempts in `delivery`.
  */
@@ -87,6 +74,8 @@ export class CallbackService {
     private readonly clock: Clock,
     private readonly jobs: JobQueue,
     private readonly audit: AuditWriter,
+    private readonly accounts: AccountsService,
+    private readonly subjects: CallbackSubjects,
     private readonly publicBaseUrl: string,
     readonly secrets: CallbackSecretService,
     readonly delivery: CallbackDeliveryService,
@@ -101,7 +90,7 @@ export class CallbackService {
     return this.recordEvent(trx, input, null);
   }
 
-  /** Handles a `callbacks.event` job (idempotent: a second run of the same job records nothing). */
+  /** Records an event queued as a job by an earlier version (idempotent: a second run records nothing). */
   async recordEventFromJob(payload: CallbackEventJobPayload, jobId: number): Promise<void> {
     const accountId = parseId(payload.account_id);
     const requestId = parseId(payload.request_id);
@@ -119,8 +108,8 @@ export class CallbackService {
     input: CallbackEventInput,
     sourceJobId: number | null,
   ): Promise<number | undefined> {
-    const request = await findRequestCallbackUrl(trx, input.accountId, input.requestId);
-    if (!request?.callback_url) return undefined;
+    const url = await this.subjects.callbackUrl(trx, input.accountId, input.requestId);
+    if (!url) return undefined;
     const now = toTimestamp(this.clock.now());
     const body = { ...input.body, type: input.type };
     const eventId = await insertEvent(trx, {
@@ -138,13 +127,13 @@ export class CallbackService {
       eventId,
       requestId: input.requestId,
       type: input.type,
-      url: request.callback_url,
+      url,
       now,
     });
     const job: DeliverJobPayload = { delivery_id: deliveryId };
-    const jobId = await this.jobs.enqueue(trx, DELIVER_JOB, job);
+    const jobId = await this.jobs.enqueue(trx, DeliverCallbackJob, job);
     await setDeliveryJob(trx, deliveryId, { jobId, nextAttemptAt: now, now });
-    await updateRequestCallbackState(trx, input.requestId, "pending", false);
+    await this.subjects.recordCallbackState(trx, input.requestId, "pending", false);
     return deliveryId;
   }
 
@@ -199,9 +188,10 @@ export class CallbackService {
       if (!row) throw notFound("Callback");
       const now = toTimestamp(this.clock.now());
       const job: DeliverJobPayload = { delivery_id: id, trigger: "redelivery" };
-      const jobId = await this.jobs.enqueue(trx, DELIVER_JOB, job);
+      const jobId = await this.jobs.enqueue(trx, DeliverCallbackJob, job);
       await setDeliveryJob(trx, id, { jobId, nextAttemptAt: now, now, restart: true });
-      if (row.request_id !== null) await updateRequestCallbackState(trx, row.request_id, "pending", false);
+      if (row.request_id !== null)
+        await this.subjects.recordCallbackState(trx, row.request_id, "pending", false);
       await this.audit.write(trx, {
         accountId,
         code: AuditCode.ENTITY_UPDATED,
@@ -216,7 +206,7 @@ export class CallbackService {
 
   /** The account's callback settings (`callback_shape`, `secure_callbacks`). */
   async getSettings(accountId: number): Promise<CallbackAccountSettings> {
-    return callbackSettingsFrom(await readAccountSettings(this.database.db, accountId));
+    return callbackSettingsFrom(await this.accounts.settings(this.database.db, accountId));
   }
 
   /** Changes callback settings (only the fields given); audited as ABA-0030. */
@@ -229,7 +219,12 @@ export class CallbackService {
     if (patch.callback_shape !== undefined) changes.callback_shape = patch.callback_shape;
     if (patch.secure_callbacks !== undefined) changes.secure_callbacks = patch.secure_callbacks;
     const next = await this.database.db.transaction().execute(async (trx) => {
-      const merged = await mergeAccountSettings(trx, accountId, changes, toTimestamp(this.clock.now()));
+      const merged = await this.accounts.mergeSettings(
+        trx,
+        accountId,
+        changes,
+        toTimestamp(this.clock.now()),
+      );
       await this.audit.write(trx, {
         accountId,
         code: AuditCode.ENTITY_UPDATED,
@@ -242,45 +237,6 @@ export class CallbackService {
     });
     return callbackSettingsFrom(next);
   }
-}
-
-/**
- * Builds the callback service from configuration: the SSRF-guarded clients (private addresses only
- * with FERRY_ALLOW_PRIVATE_CALLBACKS, CALLBACK_TIMEOUT_MS, 64 KiB answers), secrets and delivery.
- */
-export function createCallbackService(deps: {
-  config: Config;
-  database: Database;
-  clock: Clock;
-  jobs: JobQueue;
-  audit: AuditWriter;
-  keyRing: KeyRing;
-}): CallbackService {
-  const { config, database, clock, jobs, audit, keyRing } = deps;
-  const base = {
-    allowPrivateAddresses: config.FERRY_ALLOW_PRIVATE_CALLBACKS,
-    timeoutMs: config.CALLBACK_TIMEOUT_MS,
-  };
-  const clients = {
-    standard: createHttpClient(base),
-    secure: createHttpClient({ ...base, requireHttps: true }),
-  };
-  const secrets = new CallbackSecretService(
-    database,
-    clock,
-    keyRing,
-    audit,
-    config.CALLBACK_SECRET_OVERLAP_HOURS,
-  );
-  const delivery = new CallbackDeliveryService(
-    database,
-    clock,
-    jobs,
-    secrets,
-    clients,
-    config.CALLBACK_RETRY_SCHEDULE_SECONDS,
-  );
-  return new CallbackService(database, clock, jobs, audit, config.publicBaseUrl, secrets, delivery);
 }
 
 function optionalEnum<T extends string>(

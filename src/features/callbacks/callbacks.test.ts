@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Json } from "../../../test/helpers/api.js";
+import { createTestAccount, renewToken } from "../../../test/helpers/app.js";
+import { buildRequest, completeRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { eventually } from "../../../test/helpers/process.js";
-import {
-  isSignedWith,
-  startWebhookReceiver,
-  verifyWebhook,
-  type WebhookReceiver,
-} from "../../../test/helpers/webhook-receiver.js";
-import { buildWorker } from "../../app/build-worker.js";
-import type { Worker } from "../../jobs/worker.js";
+import { isSignedWith, type ReceivedWebhook, verifyWebhook } from "../../../test/helpers/webhook-receiver.js";
+import { defineJob } from "../../jobs/job.js";
 
 interface AttemptJson {
   number: number;
@@ -33,129 +25,136 @@ interface DeliveryJson {
 }
 
 describe("callbacks: signed deliveries with retries", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let worker: Worker;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    t = await createTestApp({
+  const h = useHarness({
+    env: {
       FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
       CALLBACK_RETRY_SCHEDULE_SECONDS: "1,2,4",
       CALLBACK_TIMEOUT_MS: "400",
       JOB_POLL_INTERVAL_MS: "20",
-    });
-    owner = await createTestAccount(t);
-    receiver = await startWebhookReceiver();
-    worker = buildWorker(t.container);
-    await worker.start();
-  });
-  afterAll(async () => {
-    await worker?.stop(1000);
-    await receiver?.close();
-    await t?.close();
+    },
+    worker: true,
+    receiver: true,
   });
 
-  const api = async (method: "GET" | "POST" | "PATCH", url: string, payload?: object, who = owner) => {
-    const res = await t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
-    return { status: res.statusCode, body: res.body === "" ? undefined : res.json() };
-  };
+  const get = async (url: string): Promise<Json> => (await h.call("GET", url)).json();
 
   /** Creates a sent pull request with a callback URL and completes it as its recipient would. */
   const completedPull = async (callbackPath = "/hook", message = "Here you go") => {
-    const created = await api("POST", "/v1/request/", {
-      type: "pull",
+    const created = await buildRequest(h.t, h.owner, {
       message: "Please send your ID",
-      callback_url: `${receiver.url}${callbackPath}`,
+      callback_url: `${h.receiver.url}${callbackPath}`,
     });
-    expect(created.status).toBe(201);
-    await t.container.lifecycle.completePullRequest(owner.accountId, created.body.id, {
-      receiverMessage: message,
-    });
-    return created.body.id as number;
+    await completeRequest(h.t, h.owner, created.id, message);
+    return created.id as number;
   };
 
   const deliveryOf = async (requestId: number) => {
-    const list = await api("GET", `/v1/callback/?request=${requestId}`);
-    expect(list.status).toBe(200);
-    const [item] = list.body.results;
-    return (await api("GET", `/v1/callback/${item.id}/`)).body;
+    const list = await h.call("GET", `/v1/callback/?request=${requestId}`);
+    expect(list.statusCode).toBe(200);
+    const [item] = list.json().results;
+    return get(`/v1/callback/${item.id}/`);
   };
 
   const until = async (requestId: number, check: (d: DeliveryJson) => boolean): Promise<DeliveryJson> => {
     let last: DeliveryJson | undefined;
     await eventually(async () => {
-      const current: DeliveryJson = await deliveryOf(requestId);
+      const current = (await deliveryOf(requestId)) as DeliveryJson;
       last = current;
       return check(current);
     });
     return last as DeliveryJson;
   };
 
-  it("delivers request_complete, signed per Standard Webhooks, keeping the URL's query string", async () => {
-    const secret = (await api("GET", "/v1/callback_secret/")).body;
-    expect(secret).toEqual({
-      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
-      created: expect.any(String),
-      previous: [],
-    });
-    const before = receiver.received.length;
-    const requestId = await completedPull("/hooks/ferry?&order_id=9");
-    const [got] = (await receiver.waitFor(before + 1)).slice(before);
-    expect(got?.method).toBe("POST");
-    expect(got?.url).toBe("/hooks/ferry?&order_id=9");
-    expect(got?.headers["content-type"]).toBe("application/json");
-    expect(got?.headers["webhook-id"]).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
-    expect(got?.headers["webhook-timestamp"]).toBe(String(Math.floor(t.clock.now().getTime() / 1000)));
-    expect(got?.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    const body = verifyWebhook(got!, secret.secret, t.clock.now()) as { request: Record<string, unknown> };
+  describe("a request_complete delivered at the first attempt", () => {
+    let secret: Json;
+    let requestId: number;
+    let got: ReceivedWebhook;
 
-    const request = (await api("GET", `/v1/request/${requestId}/`)).body;
-    const { callback_status, callback_tries, updated, ...stable } = request;
-    expect(body).toEqual({ type: "request_complete", request: expect.objectContaining(stable) });
-    expect(body.request).toMatchObject({
-      id: requestId,
-      complete: true,
-      is_expired: false,
-      receiver_message: "Here you go",
+    beforeAll(async () => {
+      secret = await get("/v1/callback_secret/");
+      const before = h.receiver.received.length;
+      requestId = await completedPull("/hooks/ferry?&order_id=9");
+      [got] = (await h.receiver.waitFor(before + 1)).slice(before) as [ReceivedWebhook];
     });
 
-    const delivery = await until(requestId, (d) => d.status === "delivered");
-    expect(delivery).toEqual({
-      id: expect.any(Number),
-      request: requestId,
-      type: "request_complete",
-      url: `${receiver.url}/hooks/ferry?&order_id=9`,
-      webhook_id: got?.headers["webhook-id"],
-      status: "delivered",
-      tries: 1,
-      next_attempt_at: null,
-      last_attempt_at: t.container.clock.now().toISOString().replace("Z", "000Z"),
-      last_status_code: 200,
-      last_error: null,
-      delivered_at: expect.any(String),
-      created: expect.any(String),
-      updated: expect.any(String),
-      payload: body,
-      attempts: [
-        {
-          id: expect.any(Number),
-          number: 1,
-          trigger: "automatic",
-          attempted_at: expect.any(String),
-          duration_ms: expect.any(Number),
-          status_code: 200,
-          outcome: "success",
-          error: null,
-          response_excerpt: "ok",
-        },
-      ],
+    it("uses the account's callback secret, in the Standard Webhooks format", () => {
+      expect(secret).toEqual({
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        created: expect.any(String),
+        previous: [],
+      });
     });
-    const after = (await api("GET", `/v1/request/${requestId}/`)).body;
-    expect(after).toMatchObject({ callback_status: "delivered", callback_tries: 1 });
+
+    it("is a JSON POST to the callback URL, keeping its query string", () => {
+      expect(got.method).toBe("POST");
+      expect(got.url).toBe("/hooks/ferry?&order_id=9");
+      expect(got.headers["content-type"]).toBe("application/json");
+    });
+
+    it("carries the Standard Webhooks headers and a signature the secret verifies", () => {
+      expect(got.headers["webhook-id"]).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
+      expect(got.headers["webhook-timestamp"]).toBe(String(Math.floor(h.t.clock.now().getTime() / 1000)));
+      expect(got.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+      expect(() => verifyWebhook(got, secret.secret, h.t.clock.now())).not.toThrow();
+    });
+
+    it("sends the request as the API shows it, with the recipient's message", async () => {
+      const body = verifyWebhook(got, secret.secret, h.t.clock.now()) as { request: Record<string, unknown> };
+      const { callback_status, callback_tries, updated, ...stable } = await get(`/v1/request/${requestId}/`);
+      expect(body).toEqual({ type: "request_complete", request: expect.objectContaining(stable) });
+      expect(body.request).toMatchObject({
+        id: requestId,
+        complete: true,
+        is_expired: false,
+        receiver_message: "Here you go",
+      });
+    });
+
+    it("records the delivery with its one successful attempt", async () => {
+      const delivery = await until(requestId, (d) => d.status === "delivered");
+      expect(delivery).toEqual({
+        id: expect.any(Number),
+        request: requestId,
+        type: "request_complete",
+        url: `${h.receiver.url}/hooks/ferry?&order_id=9`,
+        webhook_id: got.headers["webhook-id"],
+        status: "delivered",
+        tries: 1,
+        next_attempt_at: null,
+        last_attempt_at: h.t.ferry.clock.now().toISOString().replace("Z", "000Z"),
+        last_status_code: 200,
+        last_error: null,
+        delivered_at: expect.any(String),
+        created: expect.any(String),
+        updated: expect.any(String),
+        payload: got.json,
+        attempts: [
+          {
+            id: expect.any(Number),
+            number: 1,
+            trigger: "automatic",
+            attempted_at: expect.any(String),
+            duration_ms: expect.any(Number),
+            status_code: 200,
+            outcome: "success",
+            error: null,
+            response_excerpt: "ok",
+          },
+        ],
+      });
+    });
+
+    it("shows the delivery's status and tries on the request", async () => {
+      await until(requestId, (d) => d.status === "delivered");
+      expect(await get(`/v1/request/${requestId}/`)).toMatchObject({
+        callback_status: "delivered",
+        callback_tries: 1,
+      });
+    });
   });
 
   it("retries a 500 with growing delays, then delivers once with the same webhook-id", async () => {
+    const { t, receiver } = h;
     receiver.answerNext(500, 503, 200);
     const before = receiver.received.length;
     const requestId = await completedPull();
@@ -188,12 +187,15 @@ describe("callbacks: signed deliveries with retries", () => {
     expect(gap1).toBeLessThanOrEqual(1100);
     expect(gap2).toBeGreaterThanOrEqual(2000);
     expect(gap2).toBeLessThanOrEqual(2200);
-    const request = (await api("GET", `/v1/request/${requestId}/`)).body;
-    expect(request).toMatchObject({ callback_status: "delivered", callback_tries: 3 });
+    expect(await get(`/v1/request/${requestId}/`)).toMatchObject({
+      callback_status: "delivered",
+      callback_tries: 3,
+    });
     expect(await queuedDeliveries()).toBe(0);
   });
 
   it("times out a receiver that never answers, retries, and gives up after the schedule", async () => {
+    const { t, receiver } = h;
     receiver.defaultAnswer = "hang";
     try {
       const before = receiver.received.length;
@@ -218,7 +220,7 @@ describe("callbacks: signed deliveries with retries", () => {
       ]);
       expect(receiver.received.length - before).toBe(4);
       expect(await queuedDeliveries()).toBe(0);
-      expect((await api("GET", `/v1/request/${requestId}/`)).body).toMatchObject({
+      expect(await get(`/v1/request/${requestId}/`)).toMatchObject({
         callback_status: "failed",
         callback_tries: 4,
       });
@@ -229,6 +231,7 @@ describe("callbacks: signed deliveries with retries", () => {
   });
 
   it("stops at a 410 answer, and redelivers on demand with the same webhook-id", async () => {
+    const { receiver } = h;
     receiver.answerNext(410);
     const before = receiver.received.length;
     const requestId = await completedPull();
@@ -236,9 +239,9 @@ describe("callbacks: signed deliveries with retries", () => {
     expect(stopped).toMatchObject({ tries: 1, next_attempt_at: null, last_status_code: 410 });
     expect(await queuedDeliveries()).toBe(0);
 
-    const again = await api("POST", `/v1/callback/${stopped.id}/redeliver/`);
-    expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ id: stopped.id, status: "pending", tries: 1 });
+    const again = await h.call("POST", `/v1/callback/${stopped.id}/redeliver/`);
+    expect(again.statusCode).toBe(202);
+    expect(again.json()).toMatchObject({ id: stopped.id, status: "pending", tries: 1 });
     const done = await until(requestId, (x) => x.status === "delivered");
     expect(done.attempts.map((a: AttemptJson) => [a.trigger, a.outcome])).toEqual([
       ["automatic", "gone"],
@@ -250,12 +253,14 @@ describe("callbacks: signed deliveries with retries", () => {
   });
 
   it("sends the flat shape when the account chooses it", async () => {
-    expect((await api("GET", "/v1/callback_settings/")).body).toEqual({
+    const { receiver } = h;
+    expect(await get("/v1/callback_settings/")).toEqual({
       callback_shape: "nested",
       secure_callbacks: false,
     });
-    const set = await api("PATCH", "/v1/callback_settings/", { callback_shape: "flat" });
-    expect(set).toEqual({ status: 200, body: { callback_shape: "flat", secure_callbacks: false } });
+    const set = await h.call("PATCH", "/v1/callback_settings/", { callback_shape: "flat" });
+    expect(set.statusCode).toBe(200);
+    expect(set.json()).toEqual({ callback_shape: "flat", secure_callbacks: false });
     try {
       const before = receiver.received.length;
       const requestId = await completedPull("/flat?x=1", "flat reply");
@@ -276,16 +281,14 @@ describe("callbacks: signed deliveries with retries", () => {
       });
       expect(got?.json).not.toHaveProperty("request");
     } finally {
-      await api("PATCH", "/v1/callback_settings/", { callback_shape: "nested" });
+      await h.call("PATCH", "/v1/callback_settings/", { callback_shape: "nested" });
     }
   });
 
   it("turns a callbacks.event outbox job into a delivery of exactly the given body", async () => {
-    const created = await api("POST", "/v1/request/", {
-      type: "pull",
-      callback_url: `${receiver.url}/notify`,
-    });
-    const request = (await api("GET", `/v1/request/${created.body.id}/`)).body;
+    const { t, owner, receiver } = h;
+    const created = await buildRequest(t, owner, { callback_url: `${receiver.url}/notify` });
+    const request = await get(`/v1/request/${created.id}/`);
     const body = {
       type: "contact_notification_send",
       message: "",
@@ -304,11 +307,11 @@ describe("callbacks: signed deliveries with retries", () => {
       request,
     };
     const before = receiver.received.length;
-    const { db } = t.container.database;
+    const { db } = t.ferry.database;
     await db.transaction().execute((trx) =>
-      t.container.jobs.enqueue(trx, "callbacks.event", {
+      t.ferry.jobs.enqueue(trx, defineJob<object>("callbacks.event"), {
         account_id: owner.accountId,
-        request_id: created.body.id,
+        request_id: created.id,
         type: "contact_notification_send",
         body,
       }),
@@ -317,19 +320,17 @@ describe("callbacks: signed deliveries with retries", () => {
     expect(got?.url).toBe("/notify");
     expect(got?.json).toEqual(body);
     // The attempt is recorded just after the receiver answered.
-    await until(created.body.id, (x) => x.status === "delivered");
-    const list = await api(
-      "GET",
-      `/v1/callback/?request=${created.body.id}&type=contact_notification_send&status=delivered`,
+    await until(created.id, (x) => x.status === "delivered");
+    const list = await get(
+      `/v1/callback/?request=${created.id}&type=contact_notification_send&status=delivered`,
     );
-    expect(list.body).toMatchObject({ count: 1, total_pages: 1, links: { previous: null, next: null } });
+    expect(list).toMatchObject({ count: 1, total_pages: 1, links: { previous: null, next: null } });
   });
 
   it("records nothing for a request without a callback_url", async () => {
-    const created = await api("POST", "/v1/request/", { type: "pull" });
-    await t.container.lifecycle.completePullRequest(owner.accountId, created.body.id);
-    const list = await api("GET", `/v1/callback/?request=${created.body.id}`);
-    expect(list.body).toEqual({
+    const created = await buildRequest(h.t, h.owner);
+    await completeRequest(h.t, h.owner, created.id);
+    expect(await get(`/v1/callback/?request=${created.id}`)).toEqual({
       links: { previous: null, next: null },
       total_pages: 1,
       count: 0,
@@ -338,7 +339,8 @@ describe("callbacks: signed deliveries with retries", () => {
   });
 
   it("refuses plain http for an account with secure callbacks, recording the refusal", async () => {
-    await api("PATCH", "/v1/callback_settings/", { secure_callbacks: true });
+    const { receiver } = h;
+    await h.call("PATCH", "/v1/callback_settings/", { secure_callbacks: true });
     try {
       const before = receiver.received.length;
       const requestId = await completedPull();
@@ -351,45 +353,49 @@ describe("callbacks: signed deliveries with retries", () => {
       });
       expect(receiver.received.length).toBe(before);
     } finally {
-      await api("PATCH", "/v1/callback_settings/", { secure_callbacks: false });
+      await h.call("PATCH", "/v1/callback_settings/", { secure_callbacks: false });
     }
   });
 
   it("filters, validates and scopes the delivery list", async () => {
-    const all = await api("GET", "/v1/callback/?page_size=2");
-    expect(all.status).toBe(200);
-    expect(all.body.results).toHaveLength(2);
-    expect(all.body.links.next).toBe("http://ferry.test/v1/callback/?page=2&page_size=2");
-    const stopped = await api("GET", "/v1/callback/?status=stopped");
-    expect(stopped.body.count).toBe(0);
-    const failed = await api("GET", "/v1/callback/?status=failed&type=request_complete");
-    expect(failed.body.count).toBe(2);
-    const bad = await api("GET", "/v1/callback/?status=lost&request=abc");
-    expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({
+    const { t, call } = h;
+    const all = await call("GET", "/v1/callback/?page_size=2");
+    expect(all.statusCode).toBe(200);
+    expect(all.json().results).toHaveLength(2);
+    expect(all.json().links.next).toBe("http://ferry.test/v1/callback/?page=2&page_size=2");
+    expect((await get("/v1/callback/?status=stopped")).count).toBe(0);
+    expect((await get("/v1/callback/?status=failed&type=request_complete")).count).toBe(2);
+    const bad = await call("GET", "/v1/callback/?status=lost&request=abc");
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({
       status: ["Select a valid choice. lost is not one of pending, delivered, failed, stopped."],
       request: ["A valid integer is required."],
     });
 
     const stranger = await createTestAccount(t);
-    const mine = all.body.results[0].id;
-    expect((await api("GET", `/v1/callback/${mine}/`, undefined, stranger)).status).toBe(404);
-    expect((await api("POST", `/v1/callback/${mine}/redeliver/`, undefined, stranger)).status).toBe(404);
-    expect((await api("GET", "/v1/callback/", undefined, stranger)).body.count).toBe(0);
-    expect((await api("GET", "/v1/callback/nope/")).status).toBe(404);
+    const mine = all.json().results[0].id;
+    expect((await call("GET", `/v1/callback/${mine}/`, undefined, stranger)).statusCode).toBe(404);
+    expect((await call("POST", `/v1/callback/${mine}/redeliver/`, undefined, stranger)).statusCode).toBe(404);
+    expect((await call("GET", "/v1/callback/", undefined, stranger)).json().count).toBe(0);
+    expect((await call("GET", "/v1/callback/nope/")).statusCode).toBe(404);
     const scoped = await createTestAccount(t, { scopes: ["requests"] });
-    expect((await api("GET", "/v1/callback_secret/", undefined, scoped)).status).toBe(403);
+    expect((await call("GET", "/v1/callback_secret/", undefined, scoped)).statusCode).toBe(403);
   });
 
   // Last: it moves the clock a day on.
   it("signs with both secrets during a rotation's overlap, then with the new one only", async () => {
-    const old = (await api("GET", "/v1/callback_secret/")).body.secret as string;
-    const rotated = await api("POST", "/v1/callback_secret/rotate/");
-    expect(rotated.status).toBe(200);
-    const fresh = rotated.body.secret as string;
+    const { t, receiver } = h;
+    const old = (await get("/v1/callback_secret/")).secret as string;
+    const rotated = await h.call("POST", "/v1/callback_secret/rotate/");
+    expect(rotated.statusCode).toBe(200);
+    const fresh = rotated.json().secret as string;
     expect(fresh).not.toBe(old);
-    expect(rotated.body.previous).toEqual([{ created: expect.any(String), expires_at: expect.any(String) }]);
-    expect(Date.parse(rotated.body.previous[0].expires_at) - t.clock.now().getTime()).toBe(24 * 3600 * 1000);
+    expect(rotated.json().previous).toEqual([
+      { created: expect.any(String), expires_at: expect.any(String) },
+    ]);
+    expect(Date.parse(rotated.json().previous[0].expires_at) - t.clock.now().getTime()).toBe(
+      24 * 3600 * 1000,
+    );
 
     let before = receiver.received.length;
     await completedPull();
@@ -399,10 +405,10 @@ describe("callbacks: signed deliveries with retries", () => {
     expect(isSignedWith(got!, fresh, t.clock.now())).toBe(true);
 
     t.clock.advance(24 * 3600 * 1000 + 1000);
-    await renewToken();
-    expect((await api("GET", "/v1/callback_secret/")).body).toEqual({
+    await renewToken(t, h.owner);
+    expect(await get("/v1/callback_secret/")).toEqual({
       secret: fresh,
-      created: rotated.body.created,
+      created: rotated.json().created,
       previous: [],
     });
     before = receiver.received.length;
@@ -413,17 +419,8 @@ describe("callbacks: signed deliveries with retries", () => {
     expect(isSignedWith(got!, old, t.clock.now())).toBe(false);
   });
 
-  async function renewToken(): Promise<void> {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/auth/get_token/",
-      payload: { api_key: owner.apiKey, email: owner.email },
-    });
-    owner.headers = { authorization: `JWT ${res.json().token}` };
-  }
-
   async function queuedDeliveries(): Promise<number> {
-    const row = await t.container.database.db
+    const row = await h.t.ferry.database.db
       .selectFrom("jobs")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .where("kind", "=", "callbacks.deliver")

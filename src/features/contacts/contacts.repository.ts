@@ -164,21 +164,3 @@ export async function deleteContactMethodRows(ex: Executor, ids: number[]): Prom
 export async function deleteContactRow(ex: Executor, id: number): Promise<void> {
   await ex.deleteFrom("contacts").where("id", "=", id).execute();
 }
-
-/** The id of an open sent request (not draft, not complete) that targets the contact, if any. */
-export async function findOpenSentRequestOfContact(
-  ex: Executor,
-  contactId: number,
-): Promise<number | undefined> {
-  const row = await ex
-    .selectFrom("request_contacts")
-    .innerJoin("requests", "requests.id", "request_contacts.request_id")
-    .select("requests.id")
-    .where("request_contacts.contact_id", "=", contactId)
-    .where("requests.is_draft", "=", 0)
-    .where("requests.complete", "=", 0)
-    .orderBy("requests.id", "asc")
-    .limit(1)
-    .executeTakeFirst();
-  return row?.id;
-}

@@ -1,10 +1,12 @@
 import type { Database, Executor } from "../../db/database.js";
+import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable } from "../../shared/errors.js";
+import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
-import type { AuthContext } from "../auth/auth.service.js";
+import { type Body, FieldErrors, Messages, readString, requireObjectBody } from "../../shared/validation.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
 import { type ContactView, presentContact } from "./contacts.presenter.js";
 import {
   type ContactWithMethods,
@@ -13,7 +15,6 @@ import {
   deleteContactRow,
   findContact,
   findContactsByIds,
-  findOpenSentRequestOfContact,
   insertContact,
   insertContactMethods,
   listContacts,
@@ -21,17 +22,7 @@ import {
   updateContactMethodRow,
   updateContactRow,
 } from "./contacts.repository.js";
-import {
-  type Body,
-  checkMethodValue,
-  FieldErrors,
-  INTERFACE_CLASSES,
-  type InterfaceClass,
-  Messages,
-  parseRowId,
-  readString,
-  requireObjectBody,
-} from "./contacts.validation.js";
+import { checkMethodValue, INTERFACE_CLASSES, type InterfaceClass } from "./contacts.validation.js";
 
 /** A contact method as accepted from a client, already checked and normalised. */
 export interface ContactMethodInput {
@@ -108,7 +99,7 @@ export function parseContactInput(raw: Body, errors: FieldErrors, prefix = ""): 
     const value = readString(m, "value", errors, { max: VALUE_MAX, required: true, field: `${at}value` });
     let id: number | undefined;
     if (m.id !== undefined && m.id !== null) {
-      id = parseRowId(m.id);
+      id = parseId(m.id);
       if (id === undefined) errors.add(`${at}id`, Messages.invalidPk(m.id));
     }
     if (cls === undefined || cls === null) return;
@@ -134,12 +125,22 @@ export function contactFields(input: ContactInput): string[] {
   return out;
 }
 
+/**
+ * What contacts need to know about the requests that target them (the requests feature answers):
+ * a contact of an open sent request cannot be deleted.
+ */
+export interface ContactUsage {
+  /** The id of an open sent request (not a draft, not complete) that targets the contact, if any. */
+  openSentRequestOf(ex: Executor, contactId: number): Promise<number | undefined>;
+}
+
 /** Contacts and their contact methods (spec: Contacts), scoped to the caller's account. */
 export class ContactsService {
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly audit: AuditWriter,
+    private readonly usage: ContactUsage,
   ) {}
 
   private now(): string {
@@ -239,7 +240,7 @@ export class ContactsService {
   }
 
   private async require(ex: Executor, accountId: number, rawId: string): Promise<ContactWithMethods> {
-    const id = parseRowId(rawId);
+    const id = parseId(rawId);
     const contact = id === undefined ? undefined : await findContact(ex, accountId, id);
     if (!contact) throw notFound("Contact");
     return { contact, methods: await methodsOfContacts(ex, [contact.id]) };
@@ -306,12 +307,12 @@ export class ContactsService {
   /**
    * DELETE /v1/contact/{id}/: 422 while the contact belongs to an open sent request (not draft,
    * not complete); otherwise deletes it with its methods and its links to drafts and complete
-   * requests (DESIGN §5). Audited ABA-0020.
+   * requests. Audited ABA-0020.
    */
   async delete(auth: AuthContext, rawId: string): Promise<void> {
     await this.database.db.transaction().execute(async (trx) => {
       const { contact } = await this.require(trx, auth.accountId, rawId);
-      const openRequest = await findOpenSentRequestOfContact(trx, contact.id);
+      const openRequest = await this.usage.openSentRequestOf(trx, contact.id);
       if (openRequest !== undefined) {
         throw unprocessable(
           `This contact belongs to the open sent request ${openRequest}; it can be deleted once that request is complete or deleted.`,

@@ -1,32 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { createTestAccount } from "../../../test/helpers/app.js";
+import { buildContact, buildRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 
 describe("contacts API", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
-  });
-  afterAll(async () => t?.close());
-
-  const call = (method: string, url: string, payload?: unknown, who: TestAccount = owner) =>
-    t.app.inject({
-      method: method as "GET",
-      url,
-      headers: who.headers,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    });
+  const h = useHarness({ other: true });
+  const { call } = h;
 
   it("creates a contact with its methods and answers the full Contact object", async () => {
     const res = await call("POST", "/v1/contact/", {
@@ -63,11 +44,7 @@ describe("contacts API", () => {
   });
 
   it("accepts an empty body, the contact_method alias, and answers [] when a contact has no methods", async () => {
-    const empty = await t.app.inject({
-      method: "POST",
-      url: "/v1/contact/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-    });
+    const empty = await call("POST", "/v1/contact/", undefined, { contentType: "application/json" });
     expect(empty.statusCode).toBe(201);
     expect(empty.json()).toMatchObject({ first_name: "", last_name: "", contactmethod: [] });
     const alias = await call("POST", "/v1/contact/", {
@@ -130,45 +107,28 @@ describe("contacts API", () => {
   });
 
   it("answers 400 for non-JSON, 415 for XML and 413 for a 2 MB body", async () => {
-    const broken = await t.app.inject({
-      method: "POST",
-      url: "/v1/contact/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-      payload: "{first_name:",
-    });
+    const broken = await call("POST", "/v1/contact/", "{first_name:", { contentType: "application/json" });
     expect(broken.statusCode).toBe(400);
     expect(broken.json()).toEqual({
       code: "INVALID_REQUEST",
       detail: "JSON parse error: the body is not valid JSON.",
     });
-    const xml = await t.app.inject({
-      method: "POST",
-      url: "/v1/contact/",
-      headers: { ...owner.headers, "content-type": "application/xml" },
-      payload: "<contact/>",
-    });
+    const xml = await call("POST", "/v1/contact/", "<contact/>", { contentType: "application/xml" });
     expect(xml.statusCode).toBe(415);
     expect(xml.json().code).toBe("UNSUPPORTED_MEDIA_TYPE");
-    const big = await t.app.inject({
-      method: "POST",
-      url: "/v1/contact/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-      payload: JSON.stringify({ first_name: "a".repeat(2 * 1024 * 1024) }),
-    });
+    const big = await call("POST", "/v1/contact/", { first_name: "a".repeat(2 * 1024 * 1024) });
     expect(big.statusCode).toBe(413);
   });
 
   it("PATCH updates names and replaces the method list, keeping methods sent back with their id", async () => {
-    const created = (
-      await call("POST", "/v1/contact/", {
-        first_name: "Ann",
-        contactmethod: [
-          { interface_class: "email", value: "ann@example.com" },
-          { interface_class: "sms", value: "+447700900123" },
-        ],
-      })
-    ).json();
-    t.clock.advance(1000);
+    const created = await buildContact(h.t, h.owner, {
+      first_name: "Ann",
+      contactmethod: [
+        { interface_class: "email", value: "ann@example.com" },
+        { interface_class: "sms", value: "+447700900123" },
+      ],
+    });
+    h.t.clock.advance(1000);
     const [keep] = created.contactmethod;
     const res = await call("PATCH", `/v1/contact/${created.id}`, {
       last_name: "Smith",
@@ -206,10 +166,9 @@ describe("contacts API", () => {
   });
 
   it("lists newest first with the paginated envelope and absolute links", async () => {
-    const fresh = await createTestAccount(t);
+    const fresh = await createTestAccount(h.t);
     const ids: number[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push((await call("POST", "/v1/contact/", { first_name: `C${i}` }, fresh)).json().id);
+    for (let i = 0; i < 3; i++) ids.push((await buildContact(h.t, fresh, { first_name: `C${i}` })).id);
     const first = await call("GET", "/v1/contact/?page_size=2", undefined, fresh);
     expect(first.statusCode).toBe(200);
     expect(first.json()).toEqual({
@@ -228,7 +187,7 @@ describe("contacts API", () => {
     const clamped = await call("GET", "/v1/contact/?page_size=1000", undefined, fresh);
     expect(clamped.statusCode).toBe(200);
     expect(clamped.json().links).toEqual({ previous: null, next: null });
-    const empty = await call("GET", "/v1/contact/", undefined, await createTestAccount(t));
+    const empty = await call("GET", "/v1/contact/", undefined, await createTestAccount(h.t));
     expect(empty.json()).toEqual({
       links: { previous: null, next: null },
       total_pages: 1,
@@ -238,7 +197,8 @@ describe("contacts API", () => {
   });
 
   it("never crosses accounts: another account's contact is 404 with the missing body", async () => {
-    const mine = (await call("POST", "/v1/contact/", { first_name: "Mine" })).json();
+    const { other } = h;
+    const mine = await buildContact(h.t, h.owner, { first_name: "Mine" });
     const missing = await call("GET", "/v1/contact/99999999/", undefined, other);
     for (const [method, payload] of [["GET"], ["PATCH", { first_name: "X" }], ["DELETE"]] as const) {
       const res = await call(method, `/v1/contact/${mine.id}/`, payload, other);
@@ -254,14 +214,14 @@ describe("contacts API", () => {
 
   it("deletes a contact unless an open sent request targets it (422), and audits create/update/delete", async () => {
     const c = (await call("POST", "/v1/contact/", { first_name: "Del" })).json();
-    const req = (await call("POST", "/v1/request/", { contact: [{ id: c.id }] })).json();
+    const req = await buildRequest(h.t, h.owner, { contact: [{ id: c.id }] });
     const refused = await call("DELETE", `/v1/contact/${c.id}/`);
     expect(refused.statusCode).toBe(422);
     expect(refused.json()).toEqual({
       code: "UNPROCESSABLE_ENTITY",
       detail: `This contact belongs to the open sent request ${req.id}; it can be deleted once that request is complete or deleted.`,
     });
-    await t.container.database.db
+    await h.t.ferry.database.db
       .updateTable("requests")
       .set({ complete: 1 })
       .where("id", "=", req.id)
@@ -272,14 +232,14 @@ describe("contacts API", () => {
     expect((await call("GET", `/v1/contact/${c.id}/`)).statusCode).toBe(404);
     expect((await call("GET", `/v1/request/${req.id}/`)).json().contact).toEqual([]);
 
-    const draftContact = (await call("POST", "/v1/contact/", { first_name: "Draft" })).json();
-    await call("POST", "/v1/request/", { is_draft: true, contact: [draftContact.id] });
+    const draftContact = await buildContact(h.t, h.owner, { first_name: "Draft" });
+    await buildRequest(h.t, h.owner, { is_draft: true, contact: [draftContact.id] });
     expect((await call("DELETE", `/v1/contact/${draftContact.id}`)).statusCode).toBe(204);
 
-    const audited = await t.container.database.db
+    const audited = await h.t.ferry.database.db
       .selectFrom("audit_entries")
       .select(["code", "related_model", "relation_key", "value", "api_key_id"])
-      .where("account_id", "=", owner.accountId)
+      .where("account_id", "=", h.owner.accountId)
       .where("related_model", "=", "contact")
       .where("relation_key", "=", String(c.id))
       .orderBy("seq")
@@ -290,21 +250,21 @@ describe("contacts API", () => {
         related_model: "contact",
         relation_key: String(c.id),
         value: '{"fields":["first_name"]}',
-        api_key_id: String(owner.applicationId),
+        api_key_id: String(h.owner.applicationId),
       },
       {
         code: "ABA-0020",
         related_model: "contact",
         relation_key: String(c.id),
         value: '{"fields":[]}',
-        api_key_id: String(owner.applicationId),
+        api_key_id: String(h.owner.applicationId),
       },
     ]);
   });
 
   it("requires the contacts scope", async () => {
-    const limited = await createTestAccount(t, { scopes: ["requests"] });
+    const limited = await createTestAccount(h.t, { scopes: ["requests"] });
     expect((await call("GET", "/v1/contact/", undefined, limited)).statusCode).toBe(403);
-    expect((await t.app.inject({ method: "GET", url: "/v1/contact/" })).statusCode).toBe(401);
+    expect((await h.t.app.inject({ method: "GET", url: "/v1/contact/" })).statusCode).toBe(401);
   });
 });

@@ -1,32 +1,23 @@
 import type { Logger } from "pino";
 import type { Database, Executor } from "../../db/database.js";
+import { defineJob, type EmptyPayload } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
-import type { CallbackService } from "../callbacks/callbacks.service.js";
-import {
-  findAccountRequest,
-  findDuePushExpiries,
-  markPullComplete,
-  markPushExpired,
-  removeRequestMedia,
-} from "./lifecycle.repository.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import type { CallbackService } from "../callbacks/index.js";
+import type { MediaService } from "../media/index.js";
+import type { RequestRecords, RequestsService, RequestView } from "../requests/index.js";
 
 /** The recurring job that expires push requests. */
-export const SWEEP_JOB = "lifecycle.sweep";
-/** The media feature's job kind that deletes blobs; payload `{ blobs: [{ store, key }] }`. */
-export const BLOBS_DELETE_JOB = "blobs.delete";
-
-/** Builds the API Request object of a request, read through `ex` (the requests feature provides it). */
-export type RequestViewFn = (ex: Executor, accountId: number, requestId: number) => Promise<object>;
+export const ExpirySweepJob = defineJob<EmptyPayload>("lifecycle.sweep");
 
 /** Longest receiver_message accepted, in characters. */
 export const MAX_RECEIVER_MESSAGE = 10_000;
 
 /**
- * Request lifecycle transitions (spec: States and transitions; DESIGN §4): push expiry by a
+ * Request lifecycle transitions (spec: States and transitions): push expiry by a
  * recurring worker job, pull completion by the recipient. Each transition, its audit entry, the
  * destruction of files and the `request_complete` event are one transaction.
  */
@@ -36,8 +27,10 @@ export class LifecycleService {
     private readonly clock: Clock,
     private readonly jobs: JobQueue,
     private readonly audit: AuditWriter,
-    private readonly callbacks: CallbackService,
-    private readonly requestView: RequestViewFn,
+    private readonly callbacks: Pick<CallbackService, "emitCallbackEvent">,
+    private readonly records: RequestRecords,
+    private readonly requests: Pick<RequestsService, "getRequestView">,
+    private readonly media: Pick<MediaService, "removeAllOfRequest">,
     private readonly logger: Logger,
     private readonly sweepIntervalSeconds: number,
   ) {}
@@ -51,7 +44,7 @@ export class LifecycleService {
     accountId: number,
     requestId: number,
     opts: { receiverMessage?: string | null } = {},
-  ): Promise<object> {
+  ): Promise<RequestView> {
     const message = opts.receiverMessage ?? null;
     if (message !== null && message.length > MAX_RECEIVER_MESSAGE) {
       throw ValidationError.field(
@@ -62,7 +55,7 @@ export class LifecycleService {
     return this.database.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
       const nowTs = toTimestamp(now);
-      const row = await findAccountRequest(trx, accountId, requestId);
+      const row = await this.records.find(trx, accountId, requestId);
       if (!row) throw notFound("Request");
       if (row.type !== "pull") throw unprocessable("Only a pull request is completed by its recipient.");
       if (row.is_draft === 1) throw unprocessable("The request has not been sent.");
@@ -70,7 +63,7 @@ export class LifecycleService {
       if (row.is_expired === 1 || (row.expires_at !== null && row.expires_at <= nowTs)) {
         throw unprocessable("The request has expired.");
       }
-      if (!(await markPullComplete(trx, requestId, message, nowTs))) {
+      if (!(await this.records.markPullComplete(trx, requestId, message, nowTs))) {
         throw unprocessable("The request is already complete.");
       }
       await this.audit.write(trx, {
@@ -88,9 +81,9 @@ export class LifecycleService {
    * Expires an open, sent push request now (sandbox helpers, owner action): the same transition
    * as expiry at `expires_at`. 404 for absent or foreign ids; 422 when it is not a sent, open push.
    */
-  async expirePushRequestNow(accountId: number, requestId: number): Promise<object> {
+  async expirePushRequestNow(accountId: number, requestId: number): Promise<RequestView> {
     return this.database.db.transaction().execute(async (trx) => {
-      const row = await findAccountRequest(trx, accountId, requestId);
+      const row = await this.records.find(trx, accountId, requestId);
       if (!row) throw notFound("Request");
       if (row.type !== "push") throw unprocessable("Only a push request expires.");
       if (row.is_draft === 1) throw unprocessable("The request has not been sent.");
@@ -108,7 +101,11 @@ export class LifecycleService {
   async expireDuePushRequests(batchSize = 100): Promise<number> {
     let expired = 0;
     for (;;) {
-      const due = await findDuePushExpiries(this.database.db, toTimestamp(this.clock.now()), batchSize);
+      const due = await this.records.duePushExpiries(
+        this.database.db,
+        toTimestamp(this.clock.now()),
+        batchSize,
+      );
       let progressed = false;
       for (const { id, account_id } of due) {
         try {
@@ -129,13 +126,13 @@ export class LifecycleService {
 
   /** Queues the first sweep if none is pending (called when a worker is built). */
   async ensureSweepScheduled(): Promise<void> {
-    await this.jobs.enqueueUnlessPending(this.database.db, SWEEP_JOB, { maxAttempts: 1_000_000 });
+    await this.jobs.enqueueUnlessPending(this.database.db, ExpirySweepJob, { maxAttempts: 1_000_000 });
   }
 
   /** The sweep job: queues its next run (unless another sweep is pending), then expires what is due. */
   async runSweepJob(jobId: number): Promise<void> {
     const runAt = new Date(this.clock.now().getTime() + this.sweepIntervalSeconds * 1000);
-    await this.jobs.enqueueUnlessPending(this.database.db, SWEEP_JOB, {
+    await this.jobs.enqueueUnlessPending(this.database.db, ExpirySweepJob, {
       runAt,
       maxAttempts: 1_000_000,
       exceptJobId: jobId,
@@ -148,11 +145,10 @@ export class LifecycleService {
     accountId: number,
     requestId: number,
     force: boolean,
-  ): Promise<object | undefined> {
+  ): Promise<RequestView | undefined> {
     const nowTs = toTimestamp(this.clock.now());
-    if (!(await markPushExpired(trx, requestId, nowTs, force))) return undefined;
-    const blobs = await removeRequestMedia(trx, requestId, nowTs);
-    if (blobs.length > 0) await this.jobs.enqueue(trx, BLOBS_DELETE_JOB, { blobs });
+    if (!(await this.records.markPushExpired(trx, requestId, nowTs, force))) return undefined;
+    await this.media.removeAllOfRequest(trx, requestId, nowTs);
     await this.audit.write(trx, {
       accountId,
       code: AuditCode.ENTITY_UPDATED,
@@ -163,8 +159,8 @@ export class LifecycleService {
     return this.emitComplete(trx, accountId, requestId);
   }
 
-  private async emitComplete(trx: Executor, accountId: number, requestId: number): Promise<object> {
-    const request = await this.requestView(trx, accountId, requestId);
+  private async emitComplete(trx: Executor, accountId: number, requestId: number): Promise<RequestView> {
+    const request = await this.requests.getRequestView(trx, accountId, requestId);
     await this.callbacks.emitCallbackEvent(trx, {
       accountId,
       requestId,

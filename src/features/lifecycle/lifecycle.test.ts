@@ -1,154 +1,132 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createTestAccount } from "../../../test/helpers/app.js";
+import { buildMedia, buildPushRequest, buildRequest, sendDraft } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { eventually } from "../../../test/helpers/process.js";
-import { startWebhookReceiver, type WebhookReceiver } from "../../../test/helpers/webhook-receiver.js";
-import { buildWorker } from "../../app/build-worker.js";
-import type { Worker } from "../../jobs/worker.js";
 import { AppError } from "../../shared/errors.js";
-import { multipart } from "../media/media.testkit.js";
 
 describe("request lifecycle: push expiry and pull completion", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let worker: Worker;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    t = await createTestApp({
+  const h = useHarness({
+    env: {
       FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
       JOB_POLL_INTERVAL_MS: "20",
       LIFECYCLE_SWEEP_INTERVAL_SECONDS: "1",
-    });
-    owner = await createTestAccount(t);
-    receiver = await startWebhookReceiver();
-    worker = buildWorker(t.container);
-    await worker.start();
-  });
-  afterAll(async () => {
-    await worker?.stop(1000);
-    await receiver?.close();
-    await t?.close();
+    },
+    worker: true,
+    receiver: true,
   });
 
-  const createRequest = async (body: object) => {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: owner.headers,
-      payload: body,
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().id as number;
-  };
-  const getRequest = async (id: number) =>
-    (await t.app.inject({ method: "GET", url: `/v1/request/${id}/`, headers: owner.headers })).json();
+  const getRequest = async (id: number) => (await h.call("GET", `/v1/request/${id}/`)).json();
+  const download = (id: number) => h.call("GET", `/v1/media/${id}/download`);
+  const HOUR = 3600_000;
+  /** The test clock's time `ms` from now, as an API timestamp. */
+  const fromNow = (ms: number) => new Date(h.t.clock.now().getTime() + ms).toISOString();
 
-  /** Uploads a whole file to a draft request through POST /v1/media/; returns the media id. */
-  const uploadMedia = async (requestId: number, name: string, data: Buffer) => {
-    const body = multipart(
-      { request: requestId, name, content_type: "text/plain" },
-      { data, filename: name, type: "text/plain" },
-    );
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/media/",
-      headers: { ...owner.headers, ...body.headers },
-      payload: body.payload,
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().id as number;
-  };
-  const download = (id: number) =>
-    t.app.inject({ method: "GET", url: `/v1/media/${id}/download`, headers: owner.headers });
+  describe("a sent push request whose expires_at passes", () => {
+    let pushId: number;
+    let laterId: number;
+    let files: number[];
+    let blobKeys: string[];
+    const beforeExpiry = { download: 0, blobsExist: [] as boolean[] };
 
-  it("expires a push request at expires_at: flags set, files destroyed, one request_complete", async () => {
-    const pushId = await createRequest({
-      type: "push",
-      is_draft: true,
-      callback_url: `${receiver.url}/expired?ref=push`,
-    });
-    const files = [
-      await uploadMedia(pushId, "a.txt", Buffer.from("first file\n")),
-      await uploadMedia(pushId, "b.txt", Buffer.from("second file\n")),
-    ];
-    const sent = await t.app.inject({
-      method: "PATCH",
-      url: `/v1/request/${pushId}/`,
-      headers: owner.headers,
-      payload: { is_draft: false, expires_at: new Date(t.clock.now().getTime() + 3600_000).toISOString() },
-    });
-    expect(sent.statusCode, sent.body).toBe(200);
-    const laterId = await createRequest({
-      type: "push",
-      is_draft: false,
-      expires_at: new Date(t.clock.now().getTime() + 2 * 3600_000).toISOString(),
-    });
-    expect((await download(files[0]!)).statusCode).toBe(200);
-    const { db } = t.container.database;
-    const blobKeys = (
-      await db.selectFrom("media_parts").select("blob_key").where("media_id", "in", files).execute()
-    ).map((p) => p.blob_key);
-    expect(blobKeys).toHaveLength(2);
-    for (const key of blobKeys) expect(await t.container.blobStore.exists(key)).toBe(true);
+    beforeAll(async () => {
+      const { t, owner, receiver } = h;
+      pushId = (await buildPushRequest(t, owner, { callback_url: `${receiver.url}/expired?ref=push` })).id;
+      files = [
+        (await buildMedia(t, owner, { request: pushId, name: "a.txt", data: "first file\n" })).id,
+        (await buildMedia(t, owner, { request: pushId, name: "b.txt", data: "second file\n" })).id,
+      ];
+      await sendDraft(t, owner, pushId, { expires_at: fromNow(HOUR) });
+      laterId = (await buildRequest(t, owner, { type: "push", expires_at: fromNow(2 * HOUR) })).id;
+      beforeExpiry.download = (await download(files[0]!)).statusCode;
+      blobKeys = (
+        await t.ferry.database.db
+          .selectFrom("media_parts")
+          .select("blob_key")
+          .where("media_id", "in", files)
+          .execute()
+      ).map((p) => p.blob_key);
+      for (const key of blobKeys) beforeExpiry.blobsExist.push(await t.ferry.blobStore.exists(key));
 
-    t.clock.advance(3600_000 + 2000);
-    await eventually(async () => (await getRequest(pushId)).complete === true);
-    expect(await getRequest(pushId)).toMatchObject({
-      id: pushId,
-      type: "push",
-      complete: true,
-      is_expired: true,
-    });
-    expect((await getRequest(laterId)).complete).toBe(false);
-
-    for (const id of files) expect([404, 410]).toContain((await download(id)).statusCode);
-    const media = await db
-      .selectFrom("media")
-      .select(["state", "wrapped_key"])
-      .where("id", "in", files)
-      .execute();
-    expect(media).toEqual([
-      { state: "removed", wrapped_key: null },
-      { state: "removed", wrapped_key: null },
-    ]);
-    expect(
-      await db.selectFrom("media_parts").select("media_id").where("media_id", "in", files).execute(),
-    ).toEqual([]);
-    // The worker runs the media feature's blobs.delete job queued by the expiry.
-    await eventually(async () => {
-      for (const key of blobKeys) if (await t.container.blobStore.exists(key)) return false;
-      return true;
+      t.clock.advance(HOUR + 2000);
+      await eventually(async () => (await getRequest(pushId)).complete === true);
     });
 
-    const [got] = await receiver.waitFor(1);
-    expect(got?.url).toBe("/expired?ref=push");
-    expect(got?.json).toMatchObject({
-      type: "request_complete",
-      request: { id: pushId, complete: true, is_expired: true },
+    it("served its files, stored in blobs, before expires_at", () => {
+      expect(beforeExpiry.download).toBe(200);
+      expect(blobKeys).toHaveLength(2);
+      expect(beforeExpiry.blobsExist).toEqual([true, true]);
     });
 
-    // Later sweeps find nothing more to do: still one event for the request.
-    const sweepsBefore = await doneSweeps();
-    t.clock.advance(5000);
-    await eventually(async () => (await doneSweeps()) > sweepsBefore);
-    const events = await db
-      .selectFrom("callback_events")
-      .select("id")
-      .where("request_id", "=", pushId)
-      .execute();
-    expect(events).toHaveLength(1);
-    expect(receiver.received).toHaveLength(1);
+    it("is marked complete and expired", async () => {
+      expect(await getRequest(pushId)).toMatchObject({
+        id: pushId,
+        type: "push",
+        complete: true,
+        is_expired: true,
+      });
+    });
+
+    it("leaves a push request that expires later open", async () => {
+      expect((await getRequest(laterId)).complete).toBe(false);
+    });
+
+    it("refuses downloads of its files", async () => {
+      for (const id of files) expect([404, 410]).toContain((await download(id)).statusCode);
+    });
+
+    it("marks its files removed, without their keys or parts", async () => {
+      const { db } = h.t.ferry.database;
+      const media = await db
+        .selectFrom("media")
+        .select(["state", "wrapped_key"])
+        .where("id", "in", files)
+        .execute();
+      expect(media).toEqual([
+        { state: "removed", wrapped_key: null },
+        { state: "removed", wrapped_key: null },
+      ]);
+      expect(
+        await db.selectFrom("media_parts").select("media_id").where("media_id", "in", files).execute(),
+      ).toEqual([]);
+    });
+
+    it("deletes its files' blobs through the media feature's blobs.delete job", async () => {
+      await eventually(async () => {
+        for (const key of blobKeys) if (await h.t.ferry.blobStore.exists(key)) return false;
+        return true;
+      });
+    });
+
+    it("sends request_complete to the callback URL, keeping its query string", async () => {
+      const [got] = await h.receiver.waitFor(1);
+      expect(got?.url).toBe("/expired?ref=push");
+      expect(got?.json).toMatchObject({
+        type: "request_complete",
+        request: { id: pushId, complete: true, is_expired: true },
+      });
+    });
+
+    it("records and sends one event only, however many sweeps follow", async () => {
+      await h.receiver.waitFor(1);
+      const sweepsBefore = await doneSweeps();
+      h.t.clock.advance(5000);
+      await eventually(async () => (await doneSweeps()) > sweepsBefore);
+      const events = await h.t.ferry.database.db
+        .selectFrom("callback_events")
+        .select("id")
+        .where("request_id", "=", pushId)
+        .execute();
+      expect(events).toHaveLength(1);
+      expect(h.receiver.received).toHaveLength(1);
+    });
   });
 
   it("completes a pull request for its recipient, once", async () => {
-    const pullId = await createRequest({ type: "pull", callback_url: `${receiver.url}/pull` });
+    const { t, owner, receiver } = h;
+    const pullId = (await buildRequest(t, owner, { callback_url: `${receiver.url}/pull` })).id;
     const before = receiver.received.length;
-    const view = await t.container.lifecycle.completePullRequest(owner.accountId, pullId, {
+    const view = await t.ferry.lifecycle.completePullRequest(owner.accountId, pullId, {
       receiverMessage: "Done!",
     });
     expect(view).toMatchObject({ id: pullId, complete: true, is_expired: false, receiver_message: "Done!" });
@@ -157,20 +135,18 @@ describe("request lifecycle: push expiry and pull completion", () => {
     expect(got?.json).toMatchObject({ type: "request_complete", request: { id: pullId, complete: true } });
 
     await expectRefusal(
-      t.container.lifecycle.completePullRequest(owner.accountId, pullId),
+      t.ferry.lifecycle.completePullRequest(owner.accountId, pullId),
       422,
       "The request is already complete.",
     );
   });
 
   it("refuses to complete what is not an open, sent pull request of the account", async () => {
-    const { lifecycle } = t.container;
-    const push = await createRequest({ type: "push", is_draft: false });
-    const draft = await createRequest({ type: "pull", is_draft: true });
-    const expiring = await createRequest({
-      type: "pull",
-      expires_at: new Date(t.clock.now().getTime() + 60_000).toISOString(),
-    });
+    const { t, owner } = h;
+    const { lifecycle } = t.ferry;
+    const push = (await buildRequest(t, owner, { type: "push" })).id;
+    const draft = (await buildRequest(t, owner, { is_draft: true })).id;
+    const expiring = (await buildRequest(t, owner, { expires_at: fromNow(60_000) })).id;
     const stranger = await createTestAccount(t);
     await expectRefusal(
       lifecycle.completePullRequest(owner.accountId, push),
@@ -197,31 +173,27 @@ describe("request lifecycle: push expiry and pull completion", () => {
   });
 
   it("expires a push request on demand (sandbox helper)", async () => {
-    const push = await createRequest({ type: "push", is_draft: true });
-    const media = await uploadMedia(push, "d.txt", Buffer.from("on demand\n"));
-    await t.app.inject({
-      method: "PATCH",
-      url: `/v1/request/${push}/`,
-      headers: owner.headers,
-      payload: { is_draft: false },
-    });
-    const view = await t.container.lifecycle.expirePushRequestNow(owner.accountId, push);
+    const { t, owner } = h;
+    const push = (await buildPushRequest(t, owner)).id;
+    const media = (await buildMedia(t, owner, { request: push, name: "d.txt", data: "on demand\n" })).id;
+    await sendDraft(t, owner, push);
+    const view = await t.ferry.lifecycle.expirePushRequestNow(owner.accountId, push);
     expect(view).toMatchObject({ id: push, complete: true, is_expired: true });
-    const row = await t.container.database.db
+    const row = await t.ferry.database.db
       .selectFrom("media")
       .select("state")
       .where("id", "=", media)
       .executeTakeFirstOrThrow();
     expect(row.state).toBe("removed");
     await expectRefusal(
-      t.container.lifecycle.expirePushRequestNow(owner.accountId, push),
+      t.ferry.lifecycle.expirePushRequestNow(owner.accountId, push),
       422,
       "The request is already complete.",
     );
   });
 
   async function doneSweeps(): Promise<number> {
-    const row = await t.container.database.db
+    const row = await h.t.ferry.database.db
       .selectFrom("jobs")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .where("kind", "=", "lifecycle.sweep")

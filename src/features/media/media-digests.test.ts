@@ -42,16 +42,28 @@ describe("Digests (worker thread)", () => {
     await digests.digest();
   });
 
-  it("keeps concurrent plaintexts apart; disposed ones are ignored afterwards", async () => {
+  it("keeps concurrent plaintexts apart, also from one disposed meanwhile", async () => {
     const a = newDigests();
     const b = newDigests();
     const dropped = newDigests();
     await Promise.all([a.update(Buffer.from("first")), b.update(Buffer.from("second"))]);
     dropped.update(Buffer.from("x"));
     dropped.dispose();
-    expect(dropped.update(Buffer.from("y"))).toBeUndefined();
     expect(await b.digest()).toEqual(expected(Buffer.from("second")));
     expect(await a.digest()).toEqual(expected(Buffer.from("first")));
+  });
+
+  it("ignores bytes fed after dispose", () => {
+    const dropped = newDigests();
+    dropped.update(Buffer.from("x"));
+    dropped.dispose();
+    expect(dropped.update(Buffer.from("y"))).toBeUndefined();
+  });
+
+  it("refuses a second digest", async () => {
+    const a = newDigests();
+    await a.update(Buffer.from("first"));
+    await a.digest();
     await expect(a.digest()).rejects.toThrow("already finished");
   });
 

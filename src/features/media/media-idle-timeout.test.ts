@@ -7,8 +7,8 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import { bytesOf, createRequest, multipart, sha256 } from "../../../test/helpers/media.js";
 import { ferryS3Env, startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
-import { bytesOf, createRequest, multipart, sha256 } from "./media.testkit.js";
 
 // Completing a chunked upload whose chunks came out of order reads every part back, sending
 // nothing meanwhile. Here each read from S3 is held up by a proxy, so that completion outlasts

@@ -5,7 +5,7 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
-import { bytesOf, createRequest, multipart } from "./media.testkit.js";
+import { bytesOf, createRequest, multipart } from "../../../test/helpers/media.js";
 
 let t: TestApp;
 let owner: TestAccount;
@@ -27,19 +27,23 @@ async function send(
   url: string,
   fields: Record<string, string | number>,
   size: number,
+  who: TestAccount = owner,
 ) {
   const body = multipart(fields, { data: bytesOf(size, `${url}-${size}`), filename: "l.bin" });
-  return t.app.inject({ method, url, headers: { ...owner.headers, ...body.headers }, payload: body.payload });
+  return t.app.inject({ method, url, headers: { ...who.headers, ...body.headers }, payload: body.payload });
 }
 
 describe("size limits and the storage quota", () => {
-  it("refuses a file over MAX_FILE_BYTES, whole or as the sum of its chunks", async () => {
+  it("refuses a whole file over MAX_FILE_BYTES with 413", async () => {
     const whole = await send("POST", "/v1/media/", { request: draft, name: "big.bin" }, 100_001);
     expect(whole.statusCode).toBe(413);
     expect(whole.json()).toEqual({
       code: "PAYLOAD_TOO_LARGE",
       detail: "The file is larger than the maximum of 100000 bytes.",
     });
+  });
+
+  it("refuses the chunk that takes a file over MAX_FILE_BYTES, keeping the chunks before it", async () => {
     const first = await send(
       "POST",
       "/v1/media/",
@@ -61,7 +65,7 @@ describe("size limits and the storage quota", () => {
     await t.app.inject({ method: "DELETE", url: `/v1/media/${id}/`, headers: owner.headers });
   });
 
-  it("refuses uploads past the account's quota with 422", async () => {
+  it("refuses a file that would take the account past its quota with 422", async () => {
     expect((await send("POST", "/v1/media/", { request: draft, name: "a.bin" }, 90_000)).statusCode).toBe(
       201,
     );
@@ -72,10 +76,15 @@ describe("size limits and the storage quota", () => {
       detail:
         "The account's storage quota of 150000 bytes would be exceeded. Delete files or ask the operator for more space.",
     });
-    expect((await send("POST", "/v1/media/", { request: draft, name: "c.bin" }, 60_000)).statusCode).toBe(
-      201,
-    );
-    const full = await send("POST", "/v1/media/", { request: draft, name: "d.bin" }, 1);
+  });
+
+  it("takes files up to the quota exactly, then refuses even one byte with 422", async () => {
+    const other = await createTestAccount(t);
+    const request = await createRequest(t, other, { type: "push", is_draft: true });
+    const upload = (name: string, size: number) => send("POST", "/v1/media/", { request, name }, size, other);
+    expect((await upload("a.bin", 90_000)).statusCode).toBe(201);
+    expect((await upload("c.bin", 60_000)).statusCode).toBe(201);
+    const full = await upload("d.bin", 1);
     expect(full.statusCode).toBe(422);
   });
 });

@@ -3,6 +3,7 @@ import { request as httpRequest } from "node:http";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.js";
+import { deterministicStream, sha256OfStream } from "../../../test/helpers/media.js";
 import {
   type FerryProcess,
   freePort,
@@ -10,9 +11,8 @@ import {
   spawnFerry,
   waitForHttp,
 } from "../../../test/helpers/process.js";
-import { deterministicStream, sha256OfStream } from "./media.testkit.js";
 
-// The issue's streaming test: a large upload and download through a real `ferry serve` keep the
+// Streaming in constant memory: a large upload and download through a real `ferry serve` keep the
 // server's resident memory under 250 MB. FERRY_TEST_BIG_FILE_MB sets the size (default 1024).
 const SIZE = Number(process.env.FERRY_TEST_BIG_FILE_MB ?? "1024") * 1024 * 1024;
 const RSS_LIMIT = 250 * 1024 * 1024;

@@ -5,8 +5,8 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import { bytesOf, createRequest, multipart, sha256 } from "../../../test/helpers/media.js";
 import { ferryS3Env, startS3Server, type TestS3Server } from "../../../test/helpers/s3-server.js";
-import { bytesOf, createRequest, multipart, sha256 } from "./media.testkit.js";
 
 // The same media flows with BLOB_STORE=s3 against a real S3-compatible server on 127.0.0.1.
 let s3: TestS3Server;
@@ -36,8 +36,10 @@ async function send(
 }
 
 describe("media on S3", () => {
-  it("round-trips whole and chunked uploads, serves ranges, and records the store of each blob", async () => {
-    const data = bytesOf(9 * 1024 * 1024 + 123, "s3");
+  const data = bytesOf(9 * 1024 * 1024 + 123, "s3");
+  const chunk = 4 * 1024 * 1024;
+
+  it("round-trips a whole file", async () => {
     const whole = await send("POST", "/v1/media/", { request: draft, name: "s3.bin" }, data);
     expect(whole.statusCode, whole.body).toBe(201);
     const got = await t.app.inject({
@@ -46,34 +48,51 @@ describe("media on S3", () => {
       headers: owner.headers,
     });
     expect(sha256(got.rawPayload)).toBe(sha256(data));
+  });
 
-    const chunk = 4 * 1024 * 1024;
-    const first = await send(
-      "POST",
-      "/v1/media/",
-      { request: draft, name: "c.bin", total_chunks: 3, current_chunk: 3 },
-      data.subarray(2 * chunk),
-    );
-    const id = first.json().id as number;
-    expect(
-      (await send("PUT", `/v1/media/${id}`, { current_chunk: 1 }, data.subarray(0, chunk))).statusCode,
-    ).toBe(201);
-    const last = await send("PUT", `/v1/media/${id}`, { current_chunk: 2 }, data.subarray(chunk, 2 * chunk));
-    expect(last.json()).toMatchObject({ state: "available", sha256: sha256(data) });
-    const range = await t.app.inject({
-      method: "GET",
-      url: `/v1/media/${id}/download`,
-      headers: { ...owner.headers, range: `bytes=${chunk - 5}-${chunk + 5}` },
+  describe("a chunked upload sent out of order", () => {
+    let id: number;
+    let last: Awaited<ReturnType<typeof send>>;
+    beforeAll(async () => {
+      const first = await send(
+        "POST",
+        "/v1/media/",
+        { request: draft, name: "c.bin", total_chunks: 3, current_chunk: 3 },
+        data.subarray(2 * chunk),
+      );
+      id = first.json().id as number;
+      expect(
+        (await send("PUT", `/v1/media/${id}`, { current_chunk: 1 }, data.subarray(0, chunk))).statusCode,
+      ).toBe(201);
+      last = await send("PUT", `/v1/media/${id}`, { current_chunk: 2 }, data.subarray(chunk, 2 * chunk));
     });
-    expect(range.statusCode).toBe(206);
-    expect(range.rawPayload.equals(data.subarray(chunk - 5, chunk + 6))).toBe(true);
 
-    const parts = await t.container.database.db
-      .selectFrom("media_parts")
-      .select(["blob_store", "blob_key"])
-      .execute();
-    expect(new Set(parts.map((p) => p.blob_store))).toEqual(new Set(["s3"]));
-    await t.container.media.storage.deleteBlobs(parts.map((p) => ({ store: p.blob_store, key: p.blob_key })));
-    for (const p of parts) expect(await t.container.blobStore.exists(p.blob_key)).toBe(false);
+    it("completes with the file's SHA-256", () => {
+      expect(last.json()).toMatchObject({ state: "available", sha256: sha256(data) });
+    });
+
+    it("serves a range across two chunks", async () => {
+      const range = await t.app.inject({
+        method: "GET",
+        url: `/v1/media/${id}/download`,
+        headers: { ...owner.headers, range: `bytes=${chunk - 5}-${chunk + 5}` },
+      });
+      expect(range.statusCode).toBe(206);
+      expect(range.rawPayload.equals(data.subarray(chunk - 5, chunk + 6))).toBe(true);
+    });
+  });
+
+  // After the uploads above.
+  const parts = () =>
+    t.ferry.database.db.selectFrom("media_parts").select(["blob_store", "blob_key"]).execute();
+
+  it("records s3 as the store of every part", async () => {
+    expect(new Set((await parts()).map((p) => p.blob_store))).toEqual(new Set(["s3"]));
+  });
+
+  it("deletes the parts' blobs from S3", async () => {
+    const all = await parts();
+    await t.ferry.media.storage.deleteBlobs(all.map((p) => ({ store: p.blob_store, key: p.blob_key })));
+    for (const p of all) expect(await t.ferry.blobStore.exists(p.blob_key)).toBe(false);
   });
 });

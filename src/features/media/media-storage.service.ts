@@ -4,13 +4,9 @@
  */
 import { unwrapDataKey, wrapDataKey } from "../../crypto/envelope.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode } from "../audit/audit.writer.js";
-import {
-  BLOBS_DELETE_JOB,
-  enqueueBlobDeletion,
-  type MediaDeps,
-  STORAGE_CLEANUP_JOB,
-} from "./media.context.js";
+import { AuditCode } from "../audit/index.js";
+import { enqueueBlobDeletion, type MediaDeps } from "./media.context.js";
+import { MediaCleanupJob } from "./media.jobs.js";
 import {
   type BlobRef,
   deleteMediaRow,
@@ -23,7 +19,7 @@ import {
 } from "./media.repository.js";
 
 /** What one cleanup run did. */
-export interface CleanupReport {
+interface CleanupReport {
   staleUploadsRemoved: number;
   orphanBlobsDeleted: number;
   blobsChecked: number;
@@ -117,7 +113,7 @@ export class MediaStorageService {
     const { database, jobs, clock, config } = this.deps;
     // One atomic insert: a check-then-insert let two concurrent callers both queue a job on PostgreSQL.
     const runAt = new Date(clock.now().getTime() + config.STORAGE_GC_INTERVAL_MINUTES * 60_000);
-    await jobs.enqueueUnlessPending(database.db, STORAGE_CLEANUP_JOB, { runAt, exceptJobId });
+    await jobs.enqueueUnlessPending(database.db, MediaCleanupJob, { runAt, exceptJobId });
   }
 
   /**
@@ -144,5 +140,3 @@ export class MediaStorageService {
     return count;
   }
 }
-
-export { BLOBS_DELETE_JOB, STORAGE_CLEANUP_JOB };

@@ -10,7 +10,7 @@ import { AppError } from "../../shared/errors.js";
 import type { UploadPart } from "./media.context.js";
 
 /** A form-urlencoded body as parsed by `registerRawFormParser`: text fields and the raw `file` bytes. */
-export interface RawForm {
+interface RawForm {
   fields: Record<string, string>;
   file?: Buffer;
 }
@@ -62,7 +62,7 @@ export function registerRawFormParser(
 const parsedForms = new WeakSet<object>();
 
 /** Parses `a=1&file=%00%FF...`: text fields as UTF-8, `file` as the decoded bytes (first occurrence wins). */
-export function parseFormBytes(body: Buffer): RawForm {
+function parseFormBytes(body: Buffer): RawForm {
   const out: RawForm = { fields: {} };
   parsedForms.add(out);
   let start = 0;
@@ -108,7 +108,7 @@ function decodeComponent(input: Buffer): Buffer {
 }
 
 /** The parts of a form-urlencoded upload: every field, then the file (if any). */
-export async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
+async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
   for (const [name, value] of Object.entries(form.fields)) yield { kind: "field", name, value };
   if (form.file)
     yield { kind: "file", field: "file", stream: Readable.from([form.file], { objectMode: false }) };
@@ -118,22 +118,21 @@ export async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
  * The parts of a multipart upload in arrival order; file parts stream (busboy stops a file at
  * `fileLimit + 1` bytes so the service's own meter reports the limit). Malformed bodies are 400.
  */
-export async function* multipartParts(
-  request: FastifyRequest,
-  fileLimit: number,
-): AsyncGenerator<UploadPart> {
+async function* multipartParts(request: FastifyRequest, limits: UploadLimits): AsyncGenerator<UploadPart> {
   let iterator: AsyncIterator<MultipartPart>;
   try {
-    iterator = request.parts({ limits: { fileSize: fileLimit + 1, files: 5 } })[Symbol.asyncIterator]();
+    iterator = request
+      .parts({ limits: { fileSize: limits.fileBytes + 1, files: 5 } })
+      [Symbol.asyncIterator]();
   } catch (err) {
-    throw multipartError(err);
+    throw multipartError(err, limits);
   }
   for (;;) {
     let next: IteratorResult<MultipartPart>;
     try {
       next = await iterator.next();
     } catch (err) {
-      throw multipartError(err);
+      throw multipartError(err, limits);
     }
     if (next.done) return;
     const part = next.value;
@@ -151,28 +150,32 @@ export async function* multipartParts(
   }
 }
 
-function multipartError(err: unknown): AppError {
+function multipartError(err: unknown, limits: UploadLimits): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code ?? "";
+  // A file busboy cut short at the limit, still buffered when the next part was asked for.
+  if (code === "FST_REQ_FILE_TOO_LARGE") return limits.fileTooLarge();
   if (/LIMIT/.test(code))
     return new AppError("PAYLOAD_TOO_LARGE", "Too many parts or fields in the multipart body.");
   return new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
 }
 
-/**
- * The upload parts of a request of either supported type; 415 for any other body. A form-urlencoded
- * file over `formFileLimit` bytes is refused with `formTooLarge()`.
- */
-export function uploadParts(
-  request: FastifyRequest,
-  fileLimit: number,
-  formFileLimit: number,
-  formTooLarge: () => AppError,
-): AsyncIterable<UploadPart> {
-  if (request.isMultipart()) return multipartParts(request, fileLimit);
+/** How large an upload's file may be, and the errors past that. */
+export interface UploadLimits {
+  /** The most bytes of file in a multipart body. */
+  fileBytes: number;
+  fileTooLarge(): AppError;
+  /** The most bytes of file in a form-urlencoded body. */
+  formBytes: number;
+  formTooLarge(): AppError;
+}
+
+/** The upload parts of a request of either supported type; 415 for any other body. */
+export function uploadParts(request: FastifyRequest, limits: UploadLimits): AsyncIterable<UploadPart> {
+  if (request.isMultipart()) return multipartParts(request, limits);
   const body = request.body as RawForm | undefined;
   if (body && typeof body === "object" && parsedForms.has(body)) {
-    if (body.file && body.file.length > formFileLimit) throw formTooLarge();
+    if (body.file && body.file.length > limits.formBytes) throw limits.formTooLarge();
     return formParts(body);
   }
   throw new AppError(

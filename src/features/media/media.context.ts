@@ -9,16 +9,12 @@ import type { Database, Executor } from "../../db/database.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
-import type { AuditWriter } from "../audit/audit.writer.js";
+import type { AuditWriter } from "../audit/index.js";
+import { DeleteBlobsJob, type FeatureTargets, type MediaTargets } from "./media.jobs.js";
 import type { BlobRef } from "./media.repository.js";
 import type { DigestCache } from "./media-digest-cache.js";
 
-/** The job kind that deletes blobs (payload `{ blobs: BlobRef[] }`); other features enqueue it too. */
-export const BLOBS_DELETE_JOB = "blobs.delete";
-/** The job kind of the periodic storage cleanup (stale uploads, orphan blobs). */
-export const STORAGE_CLEANUP_JOB = "media.cleanup";
-
-/** What the media services need from the container. */
+/** What the media services need. */
 export interface MediaDeps {
   config: Config;
   clock: Clock;
@@ -29,17 +25,24 @@ export interface MediaDeps {
   jobs: JobQueue;
   audit: AuditWriter;
   digests: DigestCache;
+  /** The requests media belong to, and their upload and download rules. */
+  targets: MediaTargets;
+  /** The container features media belong to, and their rules. */
+  features: FeatureTargets;
 }
 
-/** Who uploads: the owner through the API, or the recipient of a pull request through its page. */
+/**
+ * Who uploads: the owner through the API (the body names the request or feature), or a recipient
+ * through their page — of a pull request, or of a container session (`featureId`, `recipientId`).
+ */
 export type Uploader =
   | { kind: "owner"; accountId: number; applicationId: number }
-  | { kind: "recipient"; requestId: number };
+  | { kind: "recipient"; requestId: number; featureId?: number; recipientId?: number };
 
 /** Who downloads: the owner through the API, or the recipient of a push request through its page. */
 export type Downloader =
   | { kind: "owner"; accountId: number; applicationId: number }
-  | { kind: "recipient"; requestId: number };
+  | { kind: "recipient"; requestId: number; featureId?: number; recipientId?: number };
 
 /** Where a call came from, for the audit log. */
 export interface CallMeta {
@@ -82,7 +85,7 @@ export function unwrapKey(keyRing: KeyRing, wrapped: string | null): Buffer {
 
 /** Queues the deletion of blobs inside `ex` (the transaction that dropped their rows). */
 export async function enqueueBlobDeletion(jobs: JobQueue, ex: Executor, blobs: BlobRef[]): Promise<void> {
-  if (blobs.length > 0) await jobs.enqueue(ex, BLOBS_DELETE_JOB, { blobs });
+  if (blobs.length > 0) await jobs.enqueue(ex, DeleteBlobsJob, { blobs });
 }
 
 /**

@@ -1,18 +1,27 @@
 import type { MediaRow } from "./media.repository.js";
 
 /**
- * The API Media object (spec: Media, plus CLIENTS.md item 17). `file` appears only inside a
- * request's `media` (`presentMediaInRequest`). `current_chunk` is the number of chunks received.
+ * The API Media object: the spec's Media fields plus those existing clients read (docs/media.md,
+ * "The Media object"). `file` appears only inside a request's `media` (`presentMediaInRequest`).
+ * `current_chunk` is the number of chunks received.
  */
 export interface MediaView {
   id: number;
   request: number;
+  /** The container feature the file belongs to; null for a request's file. */
+  feature: number | null;
+  /** The container recipient who uploaded it in their session; null otherwise. */
+  recipient: number | null;
   name: string;
   content_type: string;
   bytes: number;
   extension: string;
   total_chunks: number;
   current_chunk: number;
+  /** The size declared with the first chunk (`total_bytes`), which the chunks must add up to; null when none was. */
+  total_bytes: number | null;
+  /** The uploader's fingerprint of the file, given with the first chunk; null when none was. */
+  fingerprint: string | null;
   /** MD5 hex of the plaintext (for compatible clients); null until available. */
   file_checksum: string | null;
   /** SHA-256 hex of the plaintext; null until available. */
@@ -35,12 +44,16 @@ export function presentMedia(row: MediaRow): MediaView {
   return {
     id: row.id,
     request: row.request_id,
+    feature: row.feature_id,
+    recipient: row.recipient_id,
     name: row.name,
     content_type: row.content_type,
     bytes: Number(row.bytes),
     extension: row.extension,
     total_chunks: row.total_chunks,
     current_chunk: row.received_chunks,
+    total_bytes: row.declared_bytes === null ? null : Number(row.declared_bytes),
+    fingerprint: row.fingerprint,
     file_checksum: row.md5,
     sha256: row.sha256,
     state: row.state,

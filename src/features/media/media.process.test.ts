@@ -3,6 +3,7 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.js";
+import { bytesOf, multipart, sha256 } from "../../../test/helpers/media.js";
 import {
   type FerryProcess,
   freePort,
@@ -10,7 +11,6 @@ import {
   spawnFerry,
   waitForHttp,
 } from "../../../test/helpers/process.js";
-import { bytesOf, multipart, sha256 } from "./media.testkit.js";
 
 // A real `ferry serve`, killed with SIGKILL while a chunk is arriving, then restarted; then the
 // maintenance commands (`keys rotate`, `storage gc`) on the same data.
@@ -80,7 +80,9 @@ afterAll(async () => {
 });
 
 describe("a server killed while a chunk is written", () => {
-  it("keeps the media consistent, and re-sending the chunk completes it", async () => {
+  // Chunk 1 of 2 is stored; the server is killed half way through chunk 2, then restarted.
+  let body: ReturnType<typeof multipart>;
+  beforeAll(async () => {
     const req = await api("POST", "/v1/request/", {
       payload: Buffer.from(JSON.stringify({ type: "push", is_draft: true })),
       headers: { "content-type": "application/json" },
@@ -98,7 +100,7 @@ describe("a server killed while a chunk is written", () => {
     mediaId = first.json().id;
 
     // Send the headers and half of chunk 2, then kill the server while it is receiving it.
-    const body = multipart({ current_chunk: 2 }, { data: data.subarray(half) });
+    body = multipart({ current_chunk: 2 }, { data: data.subarray(half) });
     const pending = new Promise<void>((resolve) => {
       const req2 = httpRequest(`${base}/v1/media/${mediaId}`, {
         method: "PUT",
@@ -111,8 +113,11 @@ describe("a server killed while a chunk is written", () => {
     await new Promise((r) => setTimeout(r, 500));
     await stop("SIGKILL");
     await pending;
-
     await start();
+  });
+
+  // In order: the first two look at the media as the crash left it, the last completes it.
+  it("keeps the media uploading with only the first chunk", async () => {
     const info = await api("GET", `/v1/media/${mediaId}/`);
     expect(info.json()).toMatchObject({
       state: "uploading",
@@ -121,8 +126,13 @@ describe("a server killed while a chunk is written", () => {
       bytes: half,
       sha256: null,
     });
-    expect((await api("GET", `/v1/media/${mediaId}/download`)).status).toBe(409);
+  });
 
+  it("refuses to download the media while its chunk is missing", async () => {
+    expect((await api("GET", `/v1/media/${mediaId}/download`)).status).toBe(409);
+  });
+
+  it("completes the media, with the file's bytes, when the chunk is sent again", async () => {
     const resent = await api("PUT", `/v1/media/${mediaId}`, body);
     expect(resent.status, resent.bytes.toString()).toBe(201);
     expect(resent.json()).toMatchObject({
@@ -138,32 +148,53 @@ describe("a server killed while a chunk is written", () => {
 });
 
 describe("maintenance commands", () => {
-  it("`keys rotate` re-wraps data keys without touching blobs, `storage gc` deletes orphan blobs", async () => {
+  // With the server stopped: `keys rotate`, then `storage gc` with an old orphan blob; then the
+  // server starts again.
+  let blobDir: string;
+  let before: string[];
+  let rotated: Awaited<ReturnType<typeof runFerry>>;
+  let afterRotation: string[];
+  let gc: Awaited<ReturnType<typeof runFerry>>;
+  beforeAll(async () => {
     await stop();
-    const blobDir = join(database.dataDir, "blobs", "media");
-    const before = await readdir(blobDir, { recursive: true });
-
-    const rotated = await runFerry(["keys", "rotate", "--json"], env);
-    expect(rotated.code, rotated.stderr).toBe(0);
-    const rotation = JSON.parse(rotated.stdout.trim().split("\n").pop()!);
-    expect(rotation).toMatchObject({ rotated: true, rewrapped_data_keys: 1 });
-    expect(await readdir(blobDir, { recursive: true })).toEqual(before);
+    blobDir = join(database.dataDir, "blobs", "media");
+    before = await readdir(blobDir, { recursive: true });
+    rotated = await runFerry(["keys", "rotate", "--json"], env);
+    afterRotation = await readdir(blobDir, { recursive: true });
 
     await mkdir(join(blobDir, "zz"), { recursive: true });
     const orphan = join(blobDir, "zz", "orphan.blob");
     await writeFile(orphan, "not referenced");
     const old = new Date(Date.now() - 48 * 3_600_000);
     await utimes(orphan, old, old);
-    const gc = await runFerry(["storage", "gc", "--json"], env);
+    gc = await runFerry(["storage", "gc", "--json"], env);
+    await start();
+  });
+
+  it("`keys rotate` re-wraps the data keys", () => {
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const rotation = JSON.parse(rotated.stdout.trim().split("\n").pop()!);
+    expect(rotation).toMatchObject({ rotated: true, rewrapped_data_keys: 1 });
+  });
+
+  it("`keys rotate` leaves the blobs untouched", () => {
+    expect(afterRotation).toEqual(before);
+  });
+
+  it("`storage gc` reports the orphan blob it deleted", () => {
     expect(gc.code, gc.stderr).toBe(0);
     expect(JSON.parse(gc.stdout.trim().split("\n").pop()!)).toEqual({
       stale_uploads_removed: 0,
       orphan_blobs_deleted: 1,
       blobs_checked: 3,
     });
-    expect((await readdir(blobDir, { recursive: true })).some((f) => f.includes("orphan"))).toBe(false);
+  });
 
-    await start();
+  it("`storage gc` deletes the orphan blob's file", async () => {
+    expect((await readdir(blobDir, { recursive: true })).some((f) => f.includes("orphan"))).toBe(false);
+  });
+
+  it("leaves the file downloadable under its re-wrapped key", async () => {
     const got = await api("GET", `/v1/media/${mediaId}/download`);
     expect(got.status).toBe(200);
     expect(sha256(got.bytes)).toBe(sha256(data));

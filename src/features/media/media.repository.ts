@@ -1,46 +1,15 @@
 import { type Insertable, type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
-import type { MediaPartsTable, MediaTable, RequestsTable } from "../../db/schema.js";
+import type { MediaPartsTable, MediaTable } from "../../db/schema.js";
 
 /** A media row. */
 export type MediaRow = Selectable<MediaTable>;
 /** A media part row (one encrypted blob). */
 export type MediaPartRow = Selectable<MediaPartsTable>;
-/** The request columns media rules look at. */
-export type RequestForMedia = Pick<
-  Selectable<RequestsTable>,
-  | "id"
-  | "account_id"
-  | "type"
-  | "is_draft"
-  | "complete"
-  | "is_expired"
-  | "expires_at"
-  | "allowed_extensions"
-  | "max_file_bytes"
->;
-
 /** A blob a job should delete: which store wrote it and its key. */
 export interface BlobRef {
   store: string;
   key: string;
-}
-
-const requestColumns = [
-  "id",
-  "account_id",
-  "type",
-  "is_draft",
-  "complete",
-  "is_expired",
-  "expires_at",
-  "allowed_extensions",
-  "max_file_bytes",
-] as const;
-
-/** The request `id` of any account (undefined when absent); callers check the owner. */
-export async function findRequestForMedia(ex: Executor, id: number): Promise<RequestForMedia | undefined> {
-  return ex.selectFrom("requests").select(requestColumns).where("id", "=", id).executeTakeFirst();
 }
 
 /** Inserts a media row and returns it. */
@@ -105,6 +74,11 @@ export async function storageUsed(ex: Executor, accountId: number): Promise<numb
   return Number(row.total);
 }
 
+/** Inserts a part row. */
+export async function insertPart(ex: Executor, part: Insertable<MediaPartsTable>): Promise<void> {
+  await ex.insertInto("media_parts").values(part).execute();
+}
+
 /**
  * Inserts or replaces part `partIndex` of a media; returns the replaced part (whose blob must be
  * deleted) or undefined.
@@ -133,7 +107,7 @@ export async function upsertPart(
       .where("part_index", "=", part.part_index)
       .execute();
   } else {
-    await ex.insertInto("media_parts").values(part).execute();
+    await insertPart(ex, part);
   }
   return previous;
 }
@@ -317,4 +291,132 @@ export async function lockMedia(ex: Executor, id: number, postgres: boolean): Pr
     .where("id", "=", id)
     .$if(postgres, (q) => q.forUpdate())
     .executeTakeFirst();
+}
+
+/** Every media of the given requests, in upload order. */
+export async function listMediaOfRequests(ex: Executor, requestIds: number[]): Promise<MediaRow[]> {
+  if (requestIds.length === 0) return [];
+  return ex.selectFrom("media").selectAll().where("request_id", "in", requestIds).orderBy("id").execute();
+}
+
+/** Number of the request's media still uploading (incomplete). */
+export async function countUploadingMedia(ex: Executor, requestId: number): Promise<number> {
+  const row = await ex
+    .selectFrom("media")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("request_id", "=", requestId)
+    .where("state", "=", "uploading")
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The stored blobs of every part of the request's media (to delete once the rows are gone). */
+export async function blobsOfRequest(ex: Executor, requestId: number): Promise<BlobRef[]> {
+  const rows = await ex
+    .selectFrom("media_parts")
+    .innerJoin("media", "media.id", "media_parts.media_id")
+    .select(["media_parts.blob_store as store", "media_parts.blob_key as key"])
+    .where("media.request_id", "=", requestId)
+    .execute();
+  return rows.map((r) => ({ store: r.store, key: r.key }));
+}
+
+/**
+ * Removes every not-yet-removed media of a request: state 'removed', removed_at, data key destroyed
+ * (wrapped_key NULL), parts deleted. Returns the blobs those parts pointed at, for deletion.
+ */
+export async function removeRequestMedia(ex: Executor, requestId: number, now: string): Promise<BlobRef[]> {
+  const media = await ex
+    .selectFrom("media")
+    .select("id")
+    .where("request_id", "=", requestId)
+    .where("state", "!=", "removed")
+    .execute();
+  const ids = media.map((m) => m.id);
+  if (ids.length === 0) return [];
+  const parts = await ex
+    .selectFrom("media_parts")
+    .select(["blob_store", "blob_key"])
+    .where("media_id", "in", ids)
+    .execute();
+  await ex
+    .updateTable("media")
+    .set({
+      state: "removed",
+      removed_at: now,
+      wrapped_key: null,
+      download_claimed_until: null,
+      download_claim_token: null,
+      updated: now,
+    })
+    .where("id", "in", ids)
+    .execute();
+  await ex.deleteFrom("media_parts").where("media_id", "in", ids).execute();
+  return parts.map((p) => ({ store: p.blob_store, key: p.blob_key }));
+}
+
+/**
+ * Removes every not-yet-removed media of a container feature: state 'removed', removed_at, data key destroyed
+ * (wrapped_key NULL), parts deleted. Returns the blobs those parts pointed at, for deletion.
+ */
+export async function removeFeatureMedia(ex: Executor, featureId: number, now: string): Promise<BlobRef[]> {
+  const media = await ex
+    .selectFrom("media")
+    .select("id")
+    .where("feature_id", "=", featureId)
+    .where("state", "!=", "removed")
+    .execute();
+  const ids = media.map((m) => m.id);
+  if (ids.length === 0) return [];
+  const parts = await ex
+    .selectFrom("media_parts")
+    .select(["blob_store", "blob_key"])
+    .where("media_id", "in", ids)
+    .execute();
+  await ex
+    .updateTable("media")
+    .set({
+      state: "removed",
+      removed_at: now,
+      wrapped_key: null,
+      download_claimed_until: null,
+      download_claim_token: null,
+      updated: now,
+    })
+    .where("id", "in", ids)
+    .execute();
+  await ex.deleteFrom("media_parts").where("media_id", "in", ids).execute();
+  return parts.map((p) => ({ store: p.blob_store, key: p.blob_key }));
+}
+
+/** Files of a feature uploaded by `uploadedBy` that are not removed. */
+export async function countFilesOfFeature(
+  ex: Executor,
+  featureId: number,
+  uploadedBy: "owner" | "recipient",
+): Promise<number> {
+  const row = await ex
+    .selectFrom("media")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("feature_id", "=", featureId)
+    .where("uploaded_by", "=", uploadedBy)
+    .where("state", "!=", "removed")
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Every media of a feature, in upload order. */
+export async function listMediaOfFeature(ex: Executor, featureId: number): Promise<MediaRow[]> {
+  return ex.selectFrom("media").selectAll().where("feature_id", "=", featureId).orderBy("id").execute();
+}
+
+/** The stored blobs of every part of a feature's media (to delete once the rows are gone). */
+export async function blobsOfFeature(ex: Executor, featureId: number): Promise<BlobRef[]> {
+  const rows = await ex
+    .selectFrom("media_parts")
+    .innerJoin("media", "media.id", "media_parts.media_id")
+    .select(["media_parts.blob_store as store", "media_parts.blob_key as key"])
+    .where("media.feature_id", "=", featureId)
+    .execute();
+  return rows.map((r) => ({ store: r.store, key: r.key }));
 }

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Container } from "../../app/container.js";
+import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
 import { suspendIdleTimeout } from "../../http/idle-timeout.js";
 import { authErrors, errorResponses, jwtSecurity, PaginatedOf } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
+import type { RouteModule } from "../../shared/feature.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
 import { registerRawFormParser, uploadParts } from "./media.body.js";
 import type { CallMeta } from "./media.context.js";
@@ -15,7 +16,8 @@ import {
   MediaListQuery,
   MediaSchema,
 } from "./media.schemas.js";
-import { chunkTooLarge, fileTooLarge } from "./upload-media.service.js";
+import type { MediaService } from "./media.service.js";
+import { chunkTooLarge, fileTooLarge } from "./upload-rules.js";
 
 const uploadTypes = ["multipart/form-data", "application/x-www-form-urlencoded"];
 // Upload bodies are streamed and checked by the service; Ajv only documents them.
@@ -36,7 +38,8 @@ export function callMeta(request: FastifyRequest): CallMeta {
 
 /**
  * Sends a download: headers, the streamed body, and the outcome recorded once the response ends
- * (complete only when every byte reached the connection). Shared with the recipient pages.
+ * (complete only when every byte was handed to the connection; whether the client read them is
+ * unknown, hence the grace period of limited files). Shared with the recipient pages.
  */
 export function sendDownload(
   reply: FastifyReply,
@@ -57,199 +60,227 @@ export function sendDownload(
   return reply.code(download.status).headers(download.headers).send(download.body);
 }
 
-/** /v1/media/ routes (spec: Medias; DESIGN §3). */
-export async function mediaRoutes(
-  app: FastifyInstance,
-  { container }: { container: Container },
-): Promise<void> {
-  const { media, config } = container;
-  const tags = ["media"];
-  const common = { config: { scope: "media" as const } };
-  // Percent-encoding triples a byte at most: a chunk-sized file fits in three chunk sizes.
-  const formTooLarge = () =>
-    new AppError(
-      "PAYLOAD_TOO_LARGE",
-      `A form-urlencoded upload carries at most ${config.MAX_CHUNK_BYTES} bytes of file. Send larger files as multipart/form-data, or in chunks.`,
+/** 413 for a form-urlencoded upload over its limit. */
+function formTooLarge(config: Config): AppError {
+  return new AppError(
+    "PAYLOAD_TOO_LARGE",
+    `A form-urlencoded upload carries at most ${config.MAX_CHUNK_BYTES} bytes of file. Send larger files as multipart/form-data, or in chunks.`,
+  );
+}
+
+/**
+ * Lets the routes registered on `app` (one plugin scope) take form-urlencoded uploads, whose `file`
+ * field is kept as raw bytes. Percent-encoding triples a byte at most: a chunk-sized file fits in
+ * three chunk sizes.
+ */
+export function registerUploadParsers(app: FastifyInstance, config: Config): void {
+  registerRawFormParser(app, 3 * config.MAX_CHUNK_BYTES + 64 * 1024, () => formTooLarge(config));
+}
+
+/** Refuses a multipart body that announces more than `max` bytes before reading any of it. */
+function guardUpload(request: FastifyRequest, reply: FastifyReply, max: number, tooLarge: AppError): void {
+  const declared = Number(request.headers["content-length"] ?? "0");
+  if (request.isMultipart() && declared > max) {
+    reply.header("connection", "close");
+    throw tooLarge;
+  }
+}
+
+/** Rethrows an upload error; an unread request body would otherwise be drained, so the client is told to stop. */
+function onUploadError(request: FastifyRequest, reply: FastifyReply, error: unknown): never {
+  if (!request.raw.complete) reply.header("connection", "close");
+  throw error;
+}
+
+/**
+ * Receives a new upload (a whole file or the first chunk) and answers 201 with the media. Used by
+ * POST /v1/media/ and by the container push file route, whose scopes call `registerUploadParsers`.
+ */
+export async function receiveUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  media: MediaService,
+  config: Config,
+): Promise<FastifyReply> {
+  const auth = requireAuth(request);
+  try {
+    guardUpload(
+      request,
+      reply,
+      config.MAX_FILE_BYTES + MULTIPART_OVERHEAD,
+      fileTooLarge(config.MAX_FILE_BYTES),
     );
-  registerRawFormParser(app, 3 * config.MAX_CHUNK_BYTES + 64 * 1024, formTooLarge);
+    const view = await media.create(
+      auth,
+      uploadParts(request, {
+        fileBytes: config.MAX_FILE_BYTES,
+        fileTooLarge: () => fileTooLarge(config.MAX_FILE_BYTES),
+        formBytes: config.MAX_CHUNK_BYTES,
+        formTooLarge: () => formTooLarge(config),
+      }),
+      callMeta(request),
+    );
+    return reply.code(201).send(view);
+  } catch (error) {
+    return onUploadError(request, reply, error);
+  }
+}
 
-  /** Refuses a body that announces more than `max` bytes before reading it, and closes the connection on upload errors. */
-  const guardUpload = (request: FastifyRequest, reply: FastifyReply, max: number, tooLarge: AppError) => {
-    const declared = Number(request.headers["content-length"] ?? "0");
-    if (request.isMultipart() && declared > max) {
-      reply.header("connection", "close");
-      throw tooLarge;
-    }
-  };
-  const onUploadError = (request: FastifyRequest, reply: FastifyReply, error: unknown): never => {
-    // An unread request body would otherwise be drained: stop the client sending it.
-    if (!request.raw.complete) reply.header("connection", "close");
-    throw error;
-  };
+/** /v1/media/ routes (the spec's Medias section; docs/media.md). */
+export function mediaRoutes(media: MediaService, config: Config): RouteModule {
+  return async (app) => {
+    const tags = ["media"];
+    const common = { config: { scope: "media" as const } };
+    registerUploadParsers(app, config);
 
-  app.post(
-    "/v1/media/",
-    {
-      ...common,
-      validatorCompiler: checkedByService,
-      schema: {
-        tags,
-        summary: "Upload a file, or the first chunk of a chunked upload, to a draft push request",
-        description:
-          "Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.",
-        security: jwtSecurity,
-        consumes: uploadTypes,
-        body: MediaCreateBody,
-        response: { 201: MediaSchema, ...errorResponses(400, 404, 413, 415, 422), ...authErrors },
-      },
-    },
-    async (request, reply) => {
-      const auth = requireAuth(request);
-      try {
-        guardUpload(
-          request,
-          reply,
-          config.MAX_FILE_BYTES + MULTIPART_OVERHEAD,
-          fileTooLarge(config.MAX_FILE_BYTES),
-        );
-        const view = await media.create(
-          auth,
-          uploadParts(request, config.MAX_FILE_BYTES, config.MAX_CHUNK_BYTES, formTooLarge),
-          callMeta(request),
-        );
-        return reply.code(201).send(view);
-      } catch (error) {
-        return onUploadError(request, reply, error);
-      }
-    },
-  );
-
-  app.put(
-    "/v1/media/:id/",
-    {
-      ...common,
-      validatorCompiler: checkedByService,
-      schema: {
-        tags,
-        summary: "Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it",
-        description:
-          "The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.",
-        security: jwtSecurity,
-        consumes: uploadTypes,
-        params: MediaIdParams,
-        body: MediaChunkBody,
-        response: { 201: MediaSchema, ...errorResponses(400, 404, 410, 413, 415, 422), ...authErrors },
-      },
-    },
-    async (request, reply) => {
-      const auth = requireAuth(request);
-      try {
-        guardUpload(
-          request,
-          reply,
-          config.MAX_CHUNK_BYTES + 64 * 1024,
-          chunkTooLarge(config.MAX_CHUNK_BYTES),
-        );
-        const { id } = request.params as { id: string };
-        const view = await media.putChunk(
-          auth,
-          id,
-          uploadParts(request, config.MAX_CHUNK_BYTES, config.MAX_CHUNK_BYTES, () =>
-            chunkTooLarge(config.MAX_CHUNK_BYTES),
-          ),
-          callMeta(request),
-        );
-        return reply.code(201).send(view);
-      } catch (error) {
-        return onUploadError(request, reply, error);
-      }
-    },
-  );
-
-  app.get(
-    "/v1/media/",
-    {
-      ...common,
-      schema: {
-        tags,
-        summary: "List the account's media, newest first (filter with ?request=<id>)",
-        security: jwtSecurity,
-        querystring: MediaListQuery,
-        response: { 200: PaginatedOf(MediaSchema), ...errorResponses(400, 404), ...authErrors },
-      },
-    },
-    async (request) => {
-      const query = request.query as Record<string, unknown>;
-      const page = parsePageRequest(query);
-      const filter = { request: query.request === undefined ? undefined : String(query.request) };
-      const { results, count } = await media.list(requireAuth(request), page, filter);
-      return paginate(results, count, page, config.publicBaseUrl, "/v1/media/", query);
-    },
-  );
-
-  app.get(
-    "/v1/media/:id/",
-    {
-      ...common,
-      schema: {
-        tags,
-        summary: "Read a media's information (not its content)",
-        security: jwtSecurity,
-        params: MediaIdParams,
-        response: { 200: MediaSchema, ...errorResponses(404), ...authErrors },
-      },
-    },
-    async (request) => media.get(requireAuth(request), (request.params as { id: string }).id),
-  );
-
-  app.get(
-    "/v1/media/:id/download",
-    {
-      ...common,
-      exposeHeadRoute: false,
-      schema: {
-        tags,
-        summary: "Download the file's content (bytes whatever the Accept header says)",
-        description:
-          "Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206, except for download-once files, which are always sent whole. Files of pull requests can be downloaded once: a complete transfer destroys them, an interrupted one leaves them downloadable, a concurrent attempt gets 409, later ones 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes.",
-        security: jwtSecurity,
-        params: MediaIdParams,
-        response: {
-          200: Type.String({ format: "binary", description: "The file content." }),
-          206: Type.String({ format: "binary", description: "The requested byte range." }),
-          ...errorResponses(404, 409, 410, 416),
-          500: Type.Object({ code: Type.String(), detail: Type.String() }),
-          ...authErrors,
+    app.post(
+      "/v1/media/",
+      {
+        ...common,
+        validatorCompiler: checkedByService,
+        schema: {
+          tags,
+          summary: "Upload a file, or the first chunk of a chunked upload, to a draft push request",
+          description:
+            "Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.",
+          security: jwtSecurity,
+          consumes: uploadTypes,
+          body: MediaCreateBody,
+          response: { 201: MediaSchema, ...errorResponses(400, 404, 413, 415, 422), ...authErrors },
         },
       },
-    },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const download = await media.download(
-        requireAuth(request),
-        id,
-        { range: request.headers.range, ifRange: request.headers["if-range"] as string | undefined },
-        callMeta(request),
-      );
-      return sendDownload(reply, download);
-    },
-  );
+      async (request, reply) => receiveUpload(request, reply, media, config),
+    );
 
-  app.delete(
-    "/v1/media/:id/",
-    {
-      ...common,
-      schema: {
-        tags,
-        summary: "Delete a media: its encrypted blobs and data key are destroyed",
-        security: jwtSecurity,
-        params: MediaIdParams,
-        response: { 204: Type.Null({ description: "Deleted." }), ...errorResponses(404), ...authErrors },
+    app.put(
+      "/v1/media/:id/",
+      {
+        ...common,
+        validatorCompiler: checkedByService,
+        schema: {
+          tags,
+          summary: "Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it",
+          description:
+            "The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.",
+          security: jwtSecurity,
+          consumes: uploadTypes,
+          params: MediaIdParams,
+          body: MediaChunkBody,
+          response: { 201: MediaSchema, ...errorResponses(400, 404, 410, 413, 415, 422), ...authErrors },
+        },
       },
-    },
-    async (request, reply) => {
-      await media.delete(requireAuth(request), (request.params as { id: string }).id, callMeta(request));
-      return reply.code(204).send();
-    },
-  );
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        try {
+          guardUpload(
+            request,
+            reply,
+            config.MAX_CHUNK_BYTES + 64 * 1024,
+            chunkTooLarge(config.MAX_CHUNK_BYTES),
+          );
+          const { id } = request.params;
+          const view = await media.putChunk(
+            auth,
+            id,
+            uploadParts(request, {
+              fileBytes: config.MAX_CHUNK_BYTES,
+              fileTooLarge: () => chunkTooLarge(config.MAX_CHUNK_BYTES),
+              formBytes: config.MAX_CHUNK_BYTES,
+              formTooLarge: () => chunkTooLarge(config.MAX_CHUNK_BYTES),
+            }),
+            callMeta(request),
+          );
+          return reply.code(201).send(view);
+        } catch (error) {
+          return onUploadError(request, reply, error);
+        }
+      },
+    );
+
+    app.get(
+      "/v1/media/",
+      {
+        ...common,
+        schema: {
+          tags,
+          summary: "List the account's media, newest first (filter with ?request=<id>)",
+          security: jwtSecurity,
+          querystring: MediaListQuery,
+          response: { 200: PaginatedOf(MediaSchema), ...errorResponses(400, 404), ...authErrors },
+        },
+      },
+      async (request) => {
+        const { query } = request;
+        const page = parsePageRequest(query);
+        const { results, count } = await media.list(requireAuth(request), page, { request: query.request });
+        return paginate(results, count, page, config.publicBaseUrl, "/v1/media/", query);
+      },
+    );
+
+    app.get(
+      "/v1/media/:id/",
+      {
+        ...common,
+        schema: {
+          tags,
+          summary: "Read a media's information (not its content)",
+          security: jwtSecurity,
+          params: MediaIdParams,
+          response: { 200: MediaSchema, ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request) => media.get(requireAuth(request), request.params.id),
+    );
+
+    app.get(
+      "/v1/media/:id/download",
+      {
+        ...common,
+        exposeHeadRoute: false,
+        schema: {
+          tags,
+          summary: "Download the file's content (bytes whatever the Accept header says)",
+          description:
+            "Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes.",
+          security: jwtSecurity,
+          params: MediaIdParams,
+          response: {
+            200: Type.String({ format: "binary", description: "The file content." }),
+            206: Type.String({ format: "binary", description: "The requested byte range." }),
+            ...errorResponses(404, 409, 410, 416),
+            500: Type.Object({ code: Type.String(), detail: Type.String() }),
+            ...authErrors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params;
+        const download = await media.download(
+          requireAuth(request),
+          id,
+          { range: request.headers.range, ifRange: request.headers["if-range"] as string | undefined },
+          callMeta(request),
+        );
+        return sendDownload(reply, download);
+      },
+    );
+
+    app.delete(
+      "/v1/media/:id/",
+      {
+        ...common,
+        schema: {
+          tags,
+          summary: "Delete a media: its encrypted blobs and data key are destroyed",
+          security: jwtSecurity,
+          params: MediaIdParams,
+          response: { 204: Type.Null({ description: "Deleted." }), ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request, reply) => {
+        await media.delete(requireAuth(request), request.params.id, callMeta(request));
+        return reply.code(204).send(null);
+      },
+    );
+  };
 }

@@ -4,7 +4,19 @@ import { Type } from "typebox";
 export const MediaSchema = Type.Object(
   {
     id: Type.Integer({ examples: [31] }),
-    request: Type.Integer({ description: "ID of the owning request.", examples: [12] }),
+    request: Type.Integer({
+      description: "ID of the owning request, or of the container whose feature holds the file.",
+      examples: [12],
+    }),
+    feature: Type.Union([Type.Integer(), Type.Null()], {
+      description: "ID of the container feature holding the file; null for a request's file.",
+      examples: [null],
+    }),
+    recipient: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "ID of the container recipient who uploaded the file in their session; null for the owner's files and requests' files.",
+      examples: [null],
+    }),
     name: Type.String({ description: "Original file name (sanitised).", examples: ["contract.pdf"] }),
     content_type: Type.String({ examples: ["application/pdf"] }),
     bytes: Type.Integer({
@@ -14,6 +26,16 @@ export const MediaSchema = Type.Object(
     extension: Type.String({ description: "Lower-case extension without the dot.", examples: ["pdf"] }),
     total_chunks: Type.Integer({ examples: [1] }),
     current_chunk: Type.Integer({ description: "Chunks received so far.", examples: [1] }),
+    total_bytes: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The size declared with the first chunk (`total_bytes`): the media becomes available only at exactly this many bytes. Null when the upload declared none.",
+      examples: [48213],
+    }),
+    fingerprint: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The uploader's fingerprint of the file, given with the first chunk; later chunks that carry another are refused. Null when none was given.",
+      examples: [null],
+    }),
     file_checksum: Type.Union([Type.String(), Type.Null()], {
       description: "MD5 hex of the content (for compatible clients); null while uploading.",
       examples: ["9e107d9d372bb6826bd81d3542a419d6"],
@@ -38,9 +60,18 @@ export const MediaSchema = Type.Object(
 
 /** Body of POST /v1/media/ (documentation; the service checks it, file parts are streamed). */
 export const MediaCreateBody = Type.Object({
-  request: Type.Integer({
-    description: "ID of the draft push request the file belongs to (a numeric string is accepted).",
-  }),
+  request: Type.Optional(
+    Type.Integer({
+      description:
+        "ID of the draft push request the file belongs to (a numeric string is accepted). Required unless `feature` names a container feature.",
+    }),
+  ),
+  feature: Type.Optional(
+    Type.Integer({
+      description:
+        "ID of a container feature that takes the owner's files (a push, or a pushpull of type push); `push` and `pushpull` are accepted too.",
+    }),
+  ),
   content_type: Type.String({ description: "Media type of the file, e.g. application/pdf.", maxLength: 255 }),
   name: Type.String({
     description: "File name with extension; path separators and control characters are removed.",
@@ -57,6 +88,20 @@ export const MediaCreateBody = Type.Object({
   current_chunk: Type.Optional(
     Type.Integer({ minimum: 1, description: "Which chunk `file` is, 1..total_chunks (default 1)." }),
   ),
+  total_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "The whole file's size in bytes (optional; recommended for chunked uploads). The media then becomes available only when its chunks add up to exactly this: a chunk that would take the sum past it, or a last chunk that leaves it different, is refused with 422 and the media keeps the chunks it had. A whole file must have exactly this size. 413 over MAX_FILE_BYTES.",
+    }),
+  ),
+  fingerprint: Type.Optional(
+    Type.String({
+      maxLength: 128,
+      description:
+        "The client's fingerprint of the file (optional; 1 to 128 printable ASCII characters, no spaces), e.g. a digest of its name, size, modification time and first chunk. Recorded with the media; a later chunk that carries a different one is refused with 409, so a resuming client never adds one file's chunks to another's upload.",
+    }),
+  ),
 });
 
 /** Body of PUT /v1/media/{id} (documentation). */
@@ -66,6 +111,13 @@ export const MediaChunkBody = Type.Object({
     minimum: 1,
     description: "Which chunk this is, 1..total_chunks; re-sending a chunk replaces it.",
   }),
+  fingerprint: Type.Optional(
+    Type.String({
+      maxLength: 128,
+      description:
+        "The fingerprint the upload was started with (optional). When given and different from the media's (or the media has none), the chunk is refused with 409 and nothing is stored.",
+    }),
+  ),
 });
 
 /** Path parameter of media item routes. */

@@ -2,25 +2,41 @@
  * The media feature's entry point: reading and deleting media, plus the upload, download and
  * storage services. Routes, recipient pages, jobs and the CLI all go through `MediaService`.
  */
+
+import type { Executor } from "../../db/database.js";
+import type { AuthContext } from "../../shared/caller.js";
 import { AppError, notFound } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
-import { AuditCode } from "../audit/audit.writer.js";
-import type { AuthContext } from "../auth/auth.service.js";
+import { AuditCode } from "../audit/index.js";
 import { type Download, type DownloadOptions, MediaDownloadService } from "./download-media.service.js";
 import { type CallMeta, enqueueBlobDeletion, type MediaDeps, type UploadPart } from "./media.context.js";
 import { type MediaView, presentMedia } from "./media.presenter.js";
 import {
+  blobsOfFeature,
+  blobsOfRequest,
+  countUploadingMedia,
   deleteMediaRow,
   deleteParts,
   findMedia,
   listMedia,
+  listMediaOfFeature,
   listMediaOfRequest,
+  listMediaOfRequests,
+  listParts,
   lockMedia,
   type MediaRow,
+  removeFeatureMedia,
+  removeRequestMedia,
 } from "./media.repository.js";
 import { MediaStorageService } from "./media-storage.service.js";
 import { MediaUploadService } from "./upload-media.service.js";
+
+/** A container session's upload: into which feature (of container `requestId`), by which recipient. */
+export interface SessionFeature {
+  featureId: number;
+  recipientId: number;
+}
 
 /** Media operations for owners (API) and recipients (pages); see the services for the rules. */
 export class MediaService {
@@ -70,8 +86,9 @@ export class MediaService {
     requestId: number,
     parts: AsyncIterable<UploadPart>,
     meta: CallMeta = {},
+    feature?: SessionFeature,
   ): Promise<MediaView> {
-    return presentMedia(await this.uploads.create({ kind: "recipient", requestId }, parts, meta));
+    return presentMedia(await this.uploads.create({ kind: "recipient", requestId, ...feature }, parts, meta));
   }
 
   /** The recipient's further chunk of one of their uploads in request `requestId` (404 for other media). */
@@ -80,8 +97,11 @@ export class MediaService {
     mediaId: string | number,
     parts: AsyncIterable<UploadPart>,
     meta: CallMeta = {},
+    feature?: SessionFeature,
   ): Promise<MediaView> {
-    return presentMedia(await this.uploads.putChunk({ kind: "recipient", requestId }, mediaId, parts, meta));
+    return presentMedia(
+      await this.uploads.putChunk({ kind: "recipient", requestId, ...feature }, mediaId, parts, meta),
+    );
   }
 
   /** Every media of request `requestId` in upload order (any state), as API Media objects. */
@@ -92,6 +112,62 @@ export class MediaService {
   /** Media rows of a request (for presenters that add `file`). */
   async rowsOfRequest(requestId: number): Promise<MediaRow[]> {
     return listMediaOfRequest(this.deps.database.db, requestId);
+  }
+
+  /** Media rows of several requests, in upload order, read through `ex`. */
+  async rowsOfRequests(ex: Executor, requestIds: number[]): Promise<MediaRow[]> {
+    return listMediaOfRequests(ex, requestIds);
+  }
+
+  /** How many of the request's media are still uploading. */
+  async countUploading(ex: Executor, requestId: number): Promise<number> {
+    return countUploadingMedia(ex, requestId);
+  }
+
+  /** Part numbers (1-based) a media already holds, so an upload resumes with the missing ones. */
+  async receivedChunks(mediaId: number): Promise<number[]> {
+    return (await listParts(this.deps.database.db, mediaId)).map((p) => Number(p.part_index));
+  }
+
+  /** Media rows of a container feature, in upload order, read through `ex`. */
+  async rowsOfFeature(ex: Executor, featureId: number): Promise<MediaRow[]> {
+    return listMediaOfFeature(ex, featureId);
+  }
+
+  /**
+   * Queues, inside `trx`, the deletion of every blob of a feature's media: call it in the
+   * transaction that deletes the feature (its media rows go with it).
+   */
+  async queueBlobDeletionOfFeature(trx: Executor, featureId: number): Promise<void> {
+    await enqueueBlobDeletion(this.deps.jobs, trx, await blobsOfFeature(trx, featureId));
+  }
+
+  /**
+   * Removes every media of a feature inside `trx` (expiry): state `removed`, data keys destroyed,
+   * parts deleted, their blobs queued for deletion. Returns how many blobs go.
+   */
+  async removeAllOfFeature(trx: Executor, featureId: number, now: string): Promise<number> {
+    const blobs = await removeFeatureMedia(trx, featureId, now);
+    await enqueueBlobDeletion(this.deps.jobs, trx, blobs);
+    return blobs.length;
+  }
+
+  /**
+   * Queues, inside `trx`, the deletion of every blob of the request's media: call it in the
+   * transaction that deletes the request (its media rows go with it).
+   */
+  async queueBlobDeletionOfRequest(trx: Executor, requestId: number): Promise<void> {
+    await enqueueBlobDeletion(this.deps.jobs, trx, await blobsOfRequest(trx, requestId));
+  }
+
+  /**
+   * Removes every media of the request inside `trx` (expiry): state `removed`, data keys
+   * destroyed, parts deleted, their blobs queued for deletion. Returns how many blobs go.
+   */
+  async removeAllOfRequest(trx: Executor, requestId: number, now: string): Promise<number> {
+    const blobs = await removeRequestMedia(trx, requestId, now);
+    await enqueueBlobDeletion(this.deps.jobs, trx, blobs);
+    return blobs.length;
   }
 
   /** GET /v1/media/: the account's media, newest first, optionally of one request (`?request=`). */
@@ -147,8 +223,9 @@ export class MediaService {
     mediaId: string | number,
     options: DownloadOptions,
     meta: CallMeta = {},
+    feature?: SessionFeature,
   ): Promise<Download> {
-    return this.downloads.open({ kind: "recipient", requestId }, mediaId, options, meta);
+    return this.downloads.open({ kind: "recipient", requestId, ...feature }, mediaId, options, meta);
   }
 
   /**

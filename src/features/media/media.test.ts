@@ -6,10 +6,11 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import { bytesOf, createRequest, multipart, sha256, urlencoded } from "../../../test/helpers/media.js";
 import { eventually } from "../../../test/helpers/process.js";
-import { bytesOf, createRequest, multipart, sha256, urlencoded } from "./media.testkit.js";
 
 const MiB = 1024 * 1024;
+const md5 = (data: Buffer) => createHash("md5").update(data).digest("hex");
 
 let t: TestApp;
 let owner: TestAccount;
@@ -96,13 +97,17 @@ describe("POST /v1/media/ (whole files)", () => {
     expect(body).toEqual({
       id: body.id,
       request: draft,
+      feature: null,
+      recipient: null,
       name: "hello.txt",
       content_type: "text/plain",
       bytes: data.length,
       extension: "txt",
       total_chunks: 1,
       current_chunk: 1,
-      file_checksum: createHash("md5").update(data).digest("hex"),
+      total_bytes: null,
+      fingerprint: null,
+      file_checksum: md5(data),
       sha256: sha256(data),
       state: "available",
       times_downloaded: 0,
@@ -111,8 +116,16 @@ describe("POST /v1/media/ (whole files)", () => {
       created: "2026-01-15T10:00:00.000000Z",
       updated: "2026-01-15T10:00:00.000000Z",
     });
-    const info = await t.app.inject({ method: "GET", url: `/v1/media/${body.id}/`, headers: owner.headers });
-    expect(info.json()).toEqual(body);
+  });
+
+  it("answers GET /v1/media/{id}/ with the object the upload answered", async () => {
+    const res = await upload({ request: draft, name: "again.txt", content_type: "text/plain" }, bytesOf(9));
+    const info = await t.app.inject({
+      method: "GET",
+      url: `/v1/media/${res.json().id}/`,
+      headers: owner.headers,
+    });
+    expect(info.json()).toEqual(res.json());
   });
 
   it.each([0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1])(
@@ -156,16 +169,20 @@ describe("POST /v1/media/ (whole files)", () => {
     },
   );
 
-  it("round-trips 50 MB whole and in 4 MiB chunks sent out of order and re-sent", async () => {
+  it("round-trips 50 MB whole", async () => {
     const data = bytesOf(50 * 1000 * 1000, "fifty");
     const whole = await upload(
       { request: draft, name: "big.bin", content_type: "application/octet-stream" },
       data,
     );
     expect(whole.statusCode, whole.body).toBe(201);
+    expect(whole.json().file_checksum).toBe(md5(data));
     const wholeGot = await download(whole.json().id);
     expect(sha256(wholeGot.rawPayload)).toBe(sha256(data));
+  });
 
+  it("round-trips 50 MB in 4 MiB chunks sent out of order and re-sent", async () => {
+    const data = bytesOf(50 * 1000 * 1000, "fifty");
     const total = Math.ceil(data.length / (4 * MiB));
     const order = [
       3,
@@ -185,18 +202,25 @@ describe("POST /v1/media/ (whole files)", () => {
       bytes: data.length,
       sha256: sha256(data),
     });
-    expect(info.file_checksum).toBe(whole.json().file_checksum);
+    expect(info.file_checksum).toBe(md5(data));
     const got = await download(id);
     expect(got.headers["content-length"]).toBe(String(data.length));
     expect(sha256(got.rawPayload)).toBe(sha256(data));
   });
 
   it.each([0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1])(
-    "round-trips %i bytes chunked in order and out of order",
+    "round-trips %i bytes chunked in order",
     async (size) => {
       const data = bytesOf(size, `chunks-${size}`);
       const inOrder = await uploadChunked(data, 20_000);
       expect((await download(inOrder)).rawPayload.equals(data)).toBe(true);
+    },
+  );
+
+  it.each([0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1])(
+    "round-trips %i bytes chunked in reverse order with the first chunk re-sent",
+    async (size) => {
+      const data = bytesOf(size, `chunks-${size}`);
       const total = Math.max(1, Math.ceil(size / 20_000));
       const reversed = await uploadChunked(
         data,
@@ -212,11 +236,12 @@ describe("POST /v1/media/ (whole files)", () => {
     },
   );
 
-  it("shows an incomplete upload as uploading with its received chunk count, and refuses to download it", async () => {
-    const created = await upload(
-      { request: draft, name: "part.bin", total_chunks: 3, current_chunk: 2 },
-      bytesOf(10),
-    );
+  /** Chunk 2 of 3 sent by POST: an incomplete upload. */
+  const uploadChunkTwoOfThree = () =>
+    upload({ request: draft, name: "part.bin", total_chunks: 3, current_chunk: 2 }, bytesOf(10));
+
+  it("shows an incomplete upload as uploading with its received chunk count", async () => {
+    const created = await uploadChunkTwoOfThree();
     expect(created.json()).toMatchObject({
       state: "uploading",
       total_chunks: 3,
@@ -224,8 +249,16 @@ describe("POST /v1/media/ (whole files)", () => {
       sha256: null,
       file_checksum: null,
     });
+  });
+
+  it("replaces a chunk sent again: the count stays, the bytes are the new copy's", async () => {
+    const created = await uploadChunkTwoOfThree();
     const again = await putChunk(created.json().id, 2, bytesOf(12));
     expect(again.json()).toMatchObject({ state: "uploading", current_chunk: 1, bytes: 12 });
+  });
+
+  it("refuses to download an incomplete upload with 409", async () => {
+    const created = await uploadChunkTwoOfThree();
     const res = await download(created.json().id);
     expect(res.statusCode).toBe(409);
     expect(res.json()).toEqual({
@@ -234,18 +267,28 @@ describe("POST /v1/media/ (whole files)", () => {
     });
   });
 
-  it("sanitises file names", async () => {
-    const res = await upload(
+  const uploadUnsafeName = () =>
+    upload(
       { request: draft, name: "../../etc/\u0007pass\u202ewd.TXT", content_type: "text/plain" },
       bytesOf(3),
     );
+
+  it("removes path segments and control characters from file names", async () => {
+    const res = await uploadUnsafeName();
     expect(res.json()).toMatchObject({ name: "passwd.TXT", extension: "txt" });
+  });
+
+  it("cuts long file names to 255 characters, keeping the extension", async () => {
     const long = await upload(
       { request: draft, name: `${"a".repeat(400)}.pdf`, content_type: "application/pdf" },
       bytesOf(3),
     );
     expect(long.json().name).toHaveLength(255);
     expect(long.json().name.endsWith(".pdf")).toBe(true);
+  });
+
+  it("downloads under the sanitised name, with nosniff", async () => {
+    const res = await uploadUnsafeName();
     const got = await download(res.json().id);
     expect(got.headers["content-disposition"]).toBe(
       `attachment; filename="passwd.TXT"; filename*=UTF-8''passwd.TXT`,
@@ -255,9 +298,13 @@ describe("POST /v1/media/ (whole files)", () => {
 });
 
 describe("downloads", () => {
-  it("serves single byte ranges across parts with 206 and 416 outside the file", async () => {
-    const data = bytesOf(300_000, "ranges");
-    const id = await uploadChunked(data, 100_000, [2, 1, 3]);
+  const data = bytesOf(300_000, "ranges");
+  let id: number;
+  beforeAll(async () => {
+    id = await uploadChunked(data, 100_000, [2, 1, 3]);
+  });
+
+  it("serves single byte ranges across parts with 206", async () => {
     for (const [header, start, end] of [
       ["bytes=0-0", 0, 0],
       ["bytes=65530-65550", 65530, 65550],
@@ -270,9 +317,15 @@ describe("downloads", () => {
       expect(res.headers["content-range"]).toBe(`bytes ${start}-${end}/300000`);
       expect(res.rawPayload.equals(data.subarray(start, end + 1)), header).toBe(true);
     }
+  });
+
+  it("answers 416 to a range outside the file", async () => {
     const outside = await download(id, { range: "bytes=300000-" });
     expect(outside.statusCode).toBe(416);
     expect(outside.headers["content-range"]).toBe("bytes */300000");
+  });
+
+  it("sends the whole file when If-Range names another version", async () => {
     const stale = await download(id, { range: "bytes=0-9", "if-range": '"not-the-etag"' });
     expect(stale.statusCode).toBe(200);
     expect(stale.rawPayload.equals(data)).toBe(true);
@@ -280,7 +333,7 @@ describe("downloads", () => {
 });
 
 describe("bad input", () => {
-  it("lists every missing field", async () => {
+  it("answers 400 to a body without a file", async () => {
     const body = multipart({}, undefined);
     const res = await t.app.inject({
       method: "POST",
@@ -290,6 +343,9 @@ describe("bad input", () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ file: ["No file was submitted."] });
+  });
+
+  it("lists every missing field at once", async () => {
     const partial = multipart({ content_type: "text/plain" }, { data: bytesOf(3), filename: "" });
     const noRequest = await t.app.inject({
       method: "POST",
@@ -304,28 +360,39 @@ describe("bad input", () => {
     });
   });
 
+  /** A chunked media (2 chunks) with its first chunk stored. */
+  const firstOfTwo = () =>
+    upload({ request: draft, name: "c.bin", total_chunks: 2, current_chunk: 1 }, bytesOf(10));
+
   it("refuses a chunk over 4 MiB with 413 and a clear message", async () => {
-    const created = await upload(
-      { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 1 },
-      bytesOf(10),
-    );
+    const created = await firstOfTwo();
     const res = await putChunk(created.json().id, 2, bytesOf(4 * MiB + 1));
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({
       code: "PAYLOAD_TOO_LARGE",
       detail: "The chunk is larger than the maximum of 4194304 bytes (4 MiB). Send chunks of at most 4 MiB.",
     });
+  });
+
+  it("refuses a first chunk over 4 MiB sent by POST with 413", async () => {
     const first = await upload(
       { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 1 },
       bytesOf(4 * MiB + 1),
     );
     expect(first.statusCode).toBe(413);
+  });
+
+  it("refuses a first chunk over 4 MiB with 413 when its chunk fields come after the file", async () => {
     const late = await upload(
       { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 1 },
       bytesOf(4 * MiB + 1),
       { fileFirst: true },
     );
     expect(late.statusCode).toBe(413);
+  });
+
+  it("refuses a form-urlencoded chunk over 4 MiB with 413", async () => {
+    const created = await firstOfTwo();
     const form = urlencoded({ current_chunk: 2 }, bytesOf(4 * MiB + 1));
     const formRes = await t.app.inject({
       method: "PUT",
@@ -334,6 +401,9 @@ describe("bad input", () => {
       payload: form.payload,
     });
     expect(formRes.statusCode).toBe(413);
+  });
+
+  it("refuses a form-urlencoded file over 4 MiB with 413, pointing to multipart or chunks", async () => {
     const wholeForm = urlencoded({ request: draft, name: "big.bin" }, bytesOf(4 * MiB + 1));
     const wholeRes = await t.app.inject({
       method: "POST",
@@ -349,20 +419,24 @@ describe("bad input", () => {
     });
   });
 
-  it("refuses chunk numbers outside 1..total_chunks and a missing current_chunk", async () => {
+  it("refuses chunk number 0 with 400", async () => {
     const zero = await upload(
       { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 0 },
       bytesOf(3),
     );
     expect(zero.statusCode).toBe(400);
     expect(zero.json()).toEqual({ current_chunk: ["Ensure this value is between 1 and total_chunks (2)."] });
-    const created = await upload(
-      { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 1 },
-      bytesOf(3),
-    );
+  });
+
+  it("refuses a chunk number past total_chunks with 400", async () => {
+    const created = await firstOfTwo();
     const past = await putChunk(created.json().id, 3, bytesOf(3));
     expect(past.statusCode).toBe(400);
     expect(past.json()).toEqual({ current_chunk: ["Ensure this value is between 1 and total_chunks (2)."] });
+  });
+
+  it("requires current_chunk on PUT", async () => {
+    const created = await firstOfTwo();
     const body = multipart({}, { data: bytesOf(3) });
     const missing = await t.app.inject({
       method: "PUT",
@@ -374,7 +448,7 @@ describe("bad input", () => {
     expect(missing.json()).toEqual({ current_chunk: ["This field is required."] });
   });
 
-  it("answers 400 to multipart without a boundary and 415 to JSON", async () => {
+  it("answers 400 to multipart without a boundary", async () => {
     const res = await t.app.inject({
       method: "POST",
       url: "/v1/media/",
@@ -386,6 +460,9 @@ describe("bad input", () => {
       code: "INVALID_REQUEST",
       detail: "Malformed multipart body (missing or wrong boundary).",
     });
+  });
+
+  it("answers 415 to a JSON body", async () => {
     const json = await t.app.inject({
       method: "POST",
       url: "/v1/media/",
@@ -395,16 +472,25 @@ describe("bad input", () => {
     expect(json.statusCode).toBe(415);
   });
 
-  it("answers 404 for a wrong or foreign request and 422 for sent or pull requests", async () => {
+  it("answers 404 for a request that does not exist", async () => {
     expect((await upload({ request: 999999, name: "a.txt" }, bytesOf(1))).statusCode).toBe(404);
+  });
+
+  it("answers 404 for another account's request", async () => {
     const foreign = await createRequest(t, other, { type: "push", is_draft: true });
     expect((await upload({ request: foreign, name: "a.txt" }, bytesOf(1))).json()).toEqual({
       code: "RESOURCE_NOT_FOUND",
       detail: "Request not found.",
     });
+  });
+
+  it("answers 422 for a pull request", async () => {
     const pull = await createRequest(t, owner, { type: "pull" });
     const pullRes = await upload({ request: pull, name: "a.txt" }, bytesOf(1));
     expect(pullRes.statusCode).toBe(422);
+  });
+
+  it("answers 422 for a sent push request named after the file part", async () => {
     const sent = await createRequest(t, owner, { type: "push", is_draft: false });
     const sentRes = await upload({ request: sent, name: "a.txt" }, bytesOf(1), { fileFirst: true });
     expect(sentRes.statusCode).toBe(422);
@@ -427,35 +513,69 @@ describe("bad input", () => {
 });
 
 describe("listing, deleting and the audit log", () => {
-  it("lists with ?request=, deletes with 204 and queues the blobs' deletion", async () => {
-    const req = await createRequest(t, owner, { type: "push", is_draft: true });
-    const a = (await upload({ request: req, name: "a.txt" }, bytesOf(5))).json();
-    const b = (await upload({ request: req, name: "b.txt" }, bytesOf(6))).json();
-    const list = await t.app.inject({
+  // Two media of one request: the list is read, then `a` is deleted and `b` downloaded.
+  let req: number;
+  let a: { id: number };
+  let b: { id: number };
+  let aBlob: { store: string; key: string };
+  let list: Awaited<ReturnType<typeof download>>;
+  let deleted: Awaited<ReturnType<typeof download>>;
+  let downloaded: Awaited<ReturnType<typeof download>>;
+  beforeAll(async () => {
+    req = await createRequest(t, owner, { type: "push", is_draft: true });
+    a = (await upload({ request: req, name: "a.txt" }, bytesOf(5))).json();
+    b = (await upload({ request: req, name: "b.txt" }, bytesOf(6))).json();
+    const part = await t.ferry.database.db
+      .selectFrom("media_parts")
+      .select(["blob_store", "blob_key"])
+      .where("media_id", "=", a.id)
+      .executeTakeFirstOrThrow();
+    aBlob = { store: part.blob_store, key: part.blob_key };
+    list = await t.app.inject({
       method: "GET",
       url: `/v1/media/?request=${req}&page_size=1`,
       headers: owner.headers,
     });
+    deleted = await t.app.inject({ method: "DELETE", url: `/v1/media/${a.id}/`, headers: owner.headers });
+    downloaded = await download(b.id);
+  });
+
+  it("lists a request's media with ?request=, newest first, page by page", () => {
     expect(list.json()).toEqual({
       links: { previous: null, next: `http://ferry.test/v1/media/?request=${req}&page=2&page_size=1` },
       total_pages: 2,
       count: 2,
       results: [b],
     });
-    const del = await t.app.inject({ method: "DELETE", url: `/v1/media/${a.id}/`, headers: owner.headers });
-    expect(del.statusCode).toBe(204);
+  });
+
+  it("deletes with 204", () => {
+    expect(deleted.statusCode).toBe(204);
+  });
+
+  it("answers 404 for a deleted media", async () => {
     expect(
       (await t.app.inject({ method: "GET", url: `/v1/media/${a.id}/`, headers: owner.headers })).statusCode,
     ).toBe(404);
-    const jobs = await t.container.database.db
+  });
+
+  it("queues the deleted media's blobs for deletion", async () => {
+    const jobs = await t.ferry.database.db
       .selectFrom("jobs")
       .select("payload")
       .where("kind", "=", "blobs.delete")
       .execute();
     expect(jobs.some((j) => JSON.parse(j.payload).blobs.length === 1)).toBe(true);
-    expect((await download(b.id)).statusCode).toBe(200);
+    expect(jobs.map((j) => JSON.parse(j.payload).blobs)).toContainEqual([aBlob]);
+  });
+
+  it("leaves the request's other media downloadable", () => {
+    expect(downloaded.statusCode).toBe(200);
+  });
+
+  it("writes an audit entry for each upload, the delete and the download", async () => {
     const mediaAudit = () =>
-      t.container.database.db
+      t.ferry.database.db
         .selectFrom("audit_entries")
         .select(["code", "relation_key"])
         .where("related_model", "=", "media")
@@ -468,18 +588,30 @@ describe("listing, deleting and the audit log", () => {
       [`ABA-0010:${a.id}`, `ABA-0010:${b.id}`, `ABA-0020:${a.id}`, `ABB-0010:${b.id}`].sort(),
     );
   });
+});
 
-  it("runs the blobs.delete job", async () => {
+describe("the blobs.delete job", () => {
+  /** A stored file whose blob the job deleted. */
+  async function uploadAndDeleteBlob() {
     const res = await upload({ request: draft, name: "gone.txt" }, bytesOf(5));
-    const part = await t.container.database.db
+    const part = await t.ferry.database.db
       .selectFrom("media_parts")
       .selectAll()
       .where("media_id", "=", res.json().id)
       .executeTakeFirstOrThrow();
-    expect(await t.container.blobStore.exists(part.blob_key)).toBe(true);
-    await t.container.media.storage.deleteBlobs([{ store: part.blob_store, key: part.blob_key }]);
-    expect(await t.container.blobStore.exists(part.blob_key)).toBe(false);
-    const broken = await download(res.json().id);
+    expect(await t.ferry.blobStore.exists(part.blob_key)).toBe(true);
+    await t.ferry.media.storage.deleteBlobs([{ store: part.blob_store, key: part.blob_key }]);
+    return { id: res.json().id as number, key: part.blob_key };
+  }
+
+  it("deletes the blobs it names", async () => {
+    const { key } = await uploadAndDeleteBlob();
+    expect(await t.ferry.blobStore.exists(key)).toBe(false);
+  });
+
+  it("leaves a media whose blob is gone answering 500 before any byte", async () => {
+    const { id } = await uploadAndDeleteBlob();
+    const broken = await download(id);
     expect(broken.statusCode).toBe(500);
     expect(broken.json()).toEqual({
       code: "INTERNAL_SERVER_ERROR",

@@ -1,4 +1,3 @@
-import type { EmailTemplateRow } from "./email-templates.repository.js";
 import type { CapturedMessageRow, NotificationRow, SmtpSettingsRow } from "./notifications.repository.js";
 
 /** The spec's Notification object inside a `contact_notification_send` callback. */
@@ -56,28 +55,6 @@ export function presentCapturedMessage(row: CapturedMessageRow): CapturedMessage
     links: JSON.parse(row.links) as string[],
     notification: row.notification_id,
     created: row.created,
-  };
-}
-
-/** The API Email Template object. */
-export interface EmailTemplateView {
-  id: number;
-  slug: string;
-  subject: string;
-  html: string;
-  created: string;
-  updated: string;
-}
-
-/** Allow-lists an email template row. */
-export function presentTemplate(row: EmailTemplateRow): EmailTemplateView {
-  return {
-    id: row.id,
-    slug: row.slug,
-    subject: row.subject,
-    html: row.html,
-    created: row.created,
-    updated: row.updated,
   };
 }
 

@@ -1,95 +1,14 @@
 import type { Insertable, Selectable } from "kysely";
 import type { CapturedMessage } from "../../adapters/mailer/capture-sink.js";
 import type { Executor } from "../../db/database.js";
-import type {
-  AccountSmtpSettingsTable,
-  CapturedMessagesTable,
-  NotificationsTable,
-  RequestsTable,
-} from "../../db/schema.js";
+import type { AccountSmtpSettingsTable, CapturedMessagesTable, NotificationsTable } from "../../db/schema.js";
 
 /** A notification row. */
 export type NotificationRow = Selectable<NotificationsTable>;
 /** A captured message row. */
 export type CapturedMessageRow = Selectable<CapturedMessagesTable>;
-/** A request row (read here to compose messages). */
-export type RequestRow = Selectable<RequestsTable>;
 /** An account's custom SMTP settings row. */
 export type SmtpSettingsRow = Selectable<AccountSmtpSettingsTable>;
-
-/** One contact method of a request with its contact's names, in the request's contact order. */
-export interface RequestMethod {
-  contactId: number;
-  firstName: string;
-  lastName: string;
-  methodId: number;
-  interfaceClass: string;
-  value: string;
-}
-
-/** Finds a request of `accountId` (undefined for absent or foreign ids). */
-export async function findRequest(
-  ex: Executor,
-  accountId: number,
-  id: number,
-): Promise<RequestRow | undefined> {
-  return ex
-    .selectFrom("requests")
-    .selectAll()
-    .where("account_id", "=", accountId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-}
-
-/** Locks a request row for the rest of the transaction (PostgreSQL; SQLite serialises writers anyway). */
-export async function lockRequest(ex: Executor, id: number, postgres: boolean): Promise<void> {
-  if (!postgres) return;
-  await ex.selectFrom("requests").select("id").where("id", "=", id).forUpdate().execute();
-}
-
-/** Every contact method of a request, ordered by contact position then method id. */
-export async function listRequestMethods(ex: Executor, requestId: number): Promise<RequestMethod[]> {
-  const rows = await ex
-    .selectFrom("request_contacts as rc")
-    .innerJoin("contacts as c", "c.id", "rc.contact_id")
-    .innerJoin("contact_methods as m", "m.contact_id", "c.id")
-    .select([
-      "c.id as contact_id",
-      "c.first_name",
-      "c.last_name",
-      "m.id as method_id",
-      "m.interface_class",
-      "m.value",
-    ])
-    .where("rc.request_id", "=", requestId)
-    .orderBy("rc.position")
-    .orderBy("c.id")
-    .orderBy("m.id")
-    .execute();
-  return rows.map((r) => ({
-    contactId: r.contact_id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    methodId: r.method_id,
-    interfaceClass: r.interface_class,
-    value: r.value,
-  }));
-}
-
-/** The first contact of a request (for template previews), or undefined. */
-export async function firstContactOfRequest(
-  ex: Executor,
-  requestId: number,
-): Promise<{ first_name: string; last_name: string } | undefined> {
-  return ex
-    .selectFrom("request_contacts as rc")
-    .innerJoin("contacts as c", "c.id", "rc.contact_id")
-    .select(["c.first_name", "c.last_name"])
-    .where("rc.request_id", "=", requestId)
-    .orderBy("rc.position")
-    .orderBy("c.id")
-    .executeTakeFirst();
-}
 
 /** Inserts a notification and returns it. */
 export async function insertNotification(

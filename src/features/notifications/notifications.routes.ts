@@ -1,12 +1,18 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Container } from "../../app/container.js";
+import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
-import { authErrors, errorResponses, jwtSecurity, PaginatedOf } from "../../http/openapi.js";
+import { authErrors, errorResponses, jwtSecurity, NoContent, PaginatedOf } from "../../http/openapi.js";
 import { notFound } from "../../shared/errors.js";
+import type { RouteModule } from "../../shared/feature.js";
 import { parseId } from "../../shared/ids.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
+import { RenderInput, RenderResponse } from "../templates/index.js";
+import type { CapturedOutbox } from "./captured-outbox.service.js";
+import type { NotificationDelivery } from "./deliver-notification.service.js";
+import type { MessagePreview } from "./message-preview.service.js";
 import { presentCapturedMessage } from "./notifications.presenter.js";
+import type { CapturedFilter } from "./notifications.repository.js";
 import {
   CapturedMessageSchema,
   CapturedQuery,
@@ -14,154 +20,188 @@ import {
   SmtpSettingsInput,
   SmtpSettingsSchema,
 } from "./notifications.schemas.js";
+import type { NotificationSender } from "./send-notification.service.js";
+import type { SmtpSettingsService } from "./smtp-settings.service.js";
 
 // A transparent 1x1 GIF.
 const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
 const checkedByService = () => () => true;
 
+/** The services behind the notification routes. */
+export interface NotificationRouteDeps {
+  sender: NotificationSender;
+  delivery: NotificationDelivery;
+  outbox: CapturedOutbox;
+  preview: MessagePreview;
+  smtpSettings: SmtpSettingsService;
+  config: Config;
+}
+
 /**
- * send_notification (POST, GET alias), the email open-tracking pixel, the sandbox outbox and the
- * account's custom SMTP settings.
+ * send_notification (POST, GET alias), email previews, the email open-tracking pixel, the sandbox
+ * outbox and the account's custom SMTP settings.
  */
-export async function notificationsRoutes(
-  app: FastifyInstance,
-  { container }: { container: Container },
-): Promise<void> {
-  const { notifications, smtpSettings, config } = container;
+export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
+  return async (app) => {
+    const { sender, delivery, outbox, preview, smtpSettings, config } = deps;
 
-  const sendNotification = async (request: FastifyRequest) => {
-    const id = parseId((request.params as { id: string }).id);
-    if (id === undefined) throw notFound("Request");
-    return notifications.sendNotification(requireAuth(request), id);
-  };
-  const sendSchema = (method: string) => ({
-    tags: ["requests"],
-    summary:
-      method === "POST"
-        ? "Notify every contact method of a sent request (again: a reminder)"
-        : "Alias of POST send_notification for clients that use GET",
-    description:
-      "Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.",
-    security: jwtSecurity,
-    params: Type.Object({ id: Type.String({ description: "Request id.", examples: ["42"] }) }),
-    response: { 200: SendNotificationResponse, ...errorResponses(404, 415, 422), ...authErrors },
-  });
-  app.post(
-    "/v1/request/:id/send_notification/",
-    { config: { scope: "notifications" }, validatorCompiler: checkedByService, schema: sendSchema("POST") },
-    sendNotification,
-  );
-  app.get(
-    "/v1/request/:id/send_notification/",
-    { config: { scope: "notifications" }, schema: sendSchema("GET") },
-    sendNotification,
-  );
+    const sendNotification = async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      const id = parseId(request.params.id);
+      if (id === undefined) throw notFound("Request");
+      return sender.send(requireAuth(request), id);
+    };
+    const sendSchema = (method: string) => ({
+      tags: ["requests"],
+      summary:
+        method === "POST"
+          ? "Notify every contact method of a sent request (again: a reminder)"
+          : "Alias of POST send_notification for clients that use GET",
+      description:
+        "Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.",
+      security: jwtSecurity,
+      params: Type.Object({ id: Type.String({ description: "Request id.", examples: ["42"] }) }),
+      response: { 200: SendNotificationResponse, ...errorResponses(404, 415, 422), ...authErrors },
+    });
+    app.post(
+      "/v1/request/:id/send_notification/",
+      { config: { scope: "notifications" }, validatorCompiler: checkedByService, schema: sendSchema("POST") },
+      sendNotification,
+    );
+    app.get(
+      "/v1/request/:id/send_notification/",
+      { config: { scope: "notifications" }, schema: sendSchema("GET") },
+      sendNotification,
+    );
 
-  app.get(
-    "/t/o/:file",
-    {
-      config: { public: true },
-      schema: {
-        tags: ["notifications"],
-        summary: "Email open-tracking pixel (records ABD-0010 on the first open)",
-        params: Type.Object({ file: Type.String({ description: "<token>.gif" }) }),
-        response: { 200: Type.Any({ description: "A 1x1 transparent GIF." }) },
+    app.get(
+      "/t/o/:file",
+      {
+        config: { public: true },
+        schema: {
+          tags: ["notifications"],
+          summary: "Email open-tracking pixel (records ABD-0010 on the first open)",
+          params: Type.Object({ file: Type.String({ description: "<token>.gif" }) }),
+          response: { 200: Type.Any({ description: "A 1x1 transparent GIF." }) },
+        },
       },
-    },
-    async (request: FastifyRequest, reply: FastifyReply) => {
-      const file = (request.params as { file: string }).file;
-      if (file.endsWith(".gif")) {
-        try {
-          await notifications.recordOpen(file.slice(0, -4), request.ip);
-        } catch (err) {
-          // The image is shown whatever happens; a lost open is logged, not shown to the reader.
-          request.log.error({ err }, "could not record email open");
+      async (request, reply) => {
+        const { file } = request.params;
+        if (file.endsWith(".gif")) {
+          try {
+            await delivery.recordOpen(file.slice(0, -4), request.ip);
+          } catch (err) {
+            // The image is shown whatever happens; a lost open is logged, not shown to the reader.
+            request.log.error({ err }, "could not record email open");
+          }
         }
-      }
-      return reply
-        .header("content-type", "image/gif")
-        .header("cache-control", "no-store, no-cache, must-revalidate, private")
-        .header("referrer-policy", "no-referrer")
-        .send(PIXEL);
-    },
-  );
+        return reply
+          .header("content-type", "image/gif")
+          .header("cache-control", "no-store, no-cache, must-revalidate, private")
+          .header("referrer-policy", "no-referrer")
+          .send(PIXEL);
+      },
+    );
 
-  app.get(
-    "/v1/sandbox/messages/",
-    {
-      config: { scope: "sandbox" },
-      schema: {
-        tags: ["notifications"],
-        summary: "Sandbox outbox: the account's captured emails and SMS, newest first (404 in live)",
-        security: jwtSecurity,
-        querystring: CapturedQuery,
-        response: { 200: PaginatedOf(CapturedMessageSchema), ...errorResponses(400, 404), ...authErrors },
+    app.get(
+      "/v1/sandbox/messages/",
+      {
+        config: { scope: "sandbox" },
+        schema: {
+          tags: ["notifications"],
+          summary: "Sandbox outbox: the account's captured emails and SMS, newest first (404 in live)",
+          security: jwtSecurity,
+          querystring: CapturedQuery,
+          response: { 200: PaginatedOf(CapturedMessageSchema), ...errorResponses(400, 404), ...authErrors },
+        },
       },
-    },
-    async (request) => {
-      if (!config.isSandbox) throw notFound("Sandbox outbox");
-      const auth = requireAuth(request);
-      const query = request.query as Record<string, unknown>;
-      const page = parsePageRequest(query);
-      const filter = {
-        channel: query.channel as "email" | "sms" | undefined,
-        to: typeof query.to === "string" && query.to !== "" ? query.to : undefined,
-      };
-      const { rows, count } = await notifications.listCaptured(auth.accountId, filter, page);
-      return paginate(
-        rows.map(presentCapturedMessage),
-        count,
-        page,
-        config.publicBaseUrl,
-        "/v1/sandbox/messages/",
-        query,
-      );
-    },
-  );
+      async (request) => {
+        if (!config.isSandbox) throw notFound("Sandbox outbox");
+        const auth = requireAuth(request);
+        const query = request.query;
+        const page = parsePageRequest(query);
+        const filter: CapturedFilter = {
+          channel: query.channel === "email" || query.channel === "sms" ? query.channel : undefined,
+          to: typeof query.to === "string" && query.to !== "" ? query.to : undefined,
+        };
+        const { rows, count } = await outbox.list(auth.accountId, filter, page);
+        return paginate(
+          rows.map(presentCapturedMessage),
+          count,
+          page,
+          config.publicBaseUrl,
+          "/v1/sandbox/messages/",
+          query,
+        );
+      },
+    );
 
-  const smtpCommon = { config: { scope: "notifications" as const }, validatorCompiler: checkedByService };
-  app.get(
-    "/v1/settings/smtp/",
-    {
-      ...smtpCommon,
-      schema: {
-        tags: ["notifications"],
-        summary: "The account's custom SMTP settings (404 when none)",
-        security: jwtSecurity,
-        response: { 200: SmtpSettingsSchema, ...errorResponses(404), ...authErrors },
+    app.post(
+      "/v1/email_template/render/",
+      {
+        config: { scope: "templates" },
+        validatorCompiler: checkedByService,
+        schema: {
+          tags: ["email templates"],
+          summary: "Preview: render a template (slug or html) against a request or sample data",
+          security: jwtSecurity,
+          body: RenderInput,
+          response: { 200: RenderResponse, ...errorResponses(400, 404, 415, 422), ...authErrors },
+        },
       },
-    },
-    async (request) => smtpSettings.get(requireAuth(request).accountId),
-  );
-  app.put(
-    "/v1/settings/smtp/",
-    {
-      ...smtpCommon,
-      schema: {
-        tags: ["notifications"],
-        summary: "Set the account's own SMTP server (custom sender domain); the password is stored encrypted",
-        security: jwtSecurity,
-        body: SmtpSettingsInput,
-        response: { 200: SmtpSettingsSchema, ...errorResponses(400, 415), ...authErrors },
+      async (request) => {
+        const body = request.body;
+        return preview.render(
+          requireAuth(request).accountId,
+          body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {},
+        );
       },
-    },
-    async (request) =>
-      smtpSettings.put(requireAuth(request), (request.body ?? {}) as Record<string, unknown>),
-  );
-  app.delete(
-    "/v1/settings/smtp/",
-    {
-      ...smtpCommon,
-      schema: {
-        tags: ["notifications"],
-        summary: "Remove the account's SMTP settings (the deployment's mailer is used again)",
-        security: jwtSecurity,
-        response: { 204: Type.Null(), ...errorResponses(404), ...authErrors },
+    );
+
+    const smtpCommon = { config: { scope: "notifications" as const }, validatorCompiler: checkedByService };
+    app.get(
+      "/v1/settings/smtp/",
+      {
+        ...smtpCommon,
+        schema: {
+          tags: ["notifications"],
+          summary: "The account's custom SMTP settings (404 when none)",
+          security: jwtSecurity,
+          response: { 200: SmtpSettingsSchema, ...errorResponses(404), ...authErrors },
+        },
       },
-    },
-    async (request, reply) => {
-      await smtpSettings.remove(requireAuth(request));
-      return reply.code(204).send();
-    },
-  );
+      async (request) => smtpSettings.get(requireAuth(request).accountId),
+    );
+    app.put(
+      "/v1/settings/smtp/",
+      {
+        ...smtpCommon,
+        schema: {
+          tags: ["notifications"],
+          summary:
+            "Set the account's own SMTP server (custom sender domain); the password is stored encrypted",
+          security: jwtSecurity,
+          body: SmtpSettingsInput,
+          response: { 200: SmtpSettingsSchema, ...errorResponses(400, 415), ...authErrors },
+        },
+      },
+      async (request) =>
+        smtpSettings.put(requireAuth(request), (request.body ?? {}) as Record<string, unknown>),
+    );
+    app.delete(
+      "/v1/settings/smtp/",
+      {
+        ...smtpCommon,
+        schema: {
+          tags: ["notifications"],
+          summary: "Remove the account's SMTP settings (the deployment's mailer is used again)",
+          security: jwtSecurity,
+          response: { 204: NoContent, ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request, reply) => {
+        await smtpSettings.remove(requireAuth(request));
+        return reply.code(204).send(null);
+      },
+    );
+  };
 }

@@ -1,32 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useHarness } from "../../../test/helpers/harness.js";
 import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+  callbackEvents,
+  notifiableRequest,
+  notificationRow,
+  runNotificationJobs,
+  sendNotification,
+} from "../../../test/helpers/notifications.js";
 import {
   INVALID_NUMBER_ANSWER,
   SERVER_ERROR_ANSWER,
   startSmsProvider,
   type TestSmsProvider,
 } from "../../../test/helpers/sms-provider.js";
-import {
-  callbackEvents,
-  createRequest,
-  notificationRow,
-  runNotificationJobs,
-  sendNotification,
-} from "./notifications.fixtures.js";
 
 describe("SMS through a Twilio-compatible provider", () => {
-  let t: TestApp;
   let provider: TestSmsProvider;
-  let owner: TestAccount;
 
   beforeAll(async () => {
     provider = await startSmsProvider();
-    t = await createTestApp({
+  });
+  afterAll(async () => provider?.close());
+  const h = useHarness({
+    env: () => ({
       FERRY_ENVIRONMENT: "live",
       SMS_PROVIDER: "twilio",
       TWILIO_BASE_URL: provider.baseUrl,
@@ -34,16 +30,12 @@ describe("SMS through a Twilio-compatible provider", () => {
       TWILIO_AUTH_TOKEN: "tok-secret",
       SMS_FROM: "+15005550006",
       JOB_BACKOFF_BASE_MS: "1000",
-    });
-    owner = await createTestAccount(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await provider?.close();
+    }),
   });
 
   it("posts the form fields with Basic auth and records the message sid", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["sms", "+44 7700 900123"]] }], {
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["sms", "+44 7700 900123"]], {
       short_message: "Your files from Acme are ready:",
       type: "push",
     });
@@ -72,7 +64,8 @@ describe("SMS through a Twilio-compatible provider", () => {
   it("maps a 400 invalid number to a failure without retry", async () => {
     provider.received.length = 0;
     provider.answerNext(INVALID_NUMBER_ANSWER);
-    const req = await createRequest(t, owner, [{ methods: [["sms", "+15005550001"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["sms", "+15005550001"]]);
     const { body } = await sendNotification(t, owner, req.id);
     await runNotificationJobs(t);
     expect(provider.received).toHaveLength(1);
@@ -89,7 +82,8 @@ describe("SMS through a Twilio-compatible provider", () => {
   it("retries a 500 and then sends", async () => {
     provider.received.length = 0;
     provider.answerNext(SERVER_ERROR_ANSWER);
-    const req = await createRequest(t, owner, [{ methods: [["sms", "+15005550002"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["sms", "+15005550002"]]);
     const { body } = await sendNotification(t, owner, req.id);
     const id = body.contact_notification_send[0].id;
     await runNotificationJobs(t);
@@ -106,15 +100,16 @@ describe("SMS through a Twilio-compatible provider", () => {
   });
 
   it("sends direct messages (two-factor codes) through the outbox, with the text sealed in the job", async () => {
+    const { t, owner } = h;
     provider.received.length = 0;
-    await t.container.database.db.transaction().execute(async (trx) => {
-      await t.container.notifications.queueDirect(trx, owner.accountId, {
+    await t.ferry.database.db.transaction().execute(async (trx) => {
+      await t.ferry.notifications.direct.queue(trx, owner.accountId, {
         channel: "sms",
         to: "+15005550003",
         text: "Your code is 123456",
       });
     });
-    const job = await t.container.database.db
+    const job = await t.ferry.database.db
       .selectFrom("jobs")
       .select("payload")
       .where("kind", "=", "notifications.direct")

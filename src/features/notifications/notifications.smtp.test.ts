@@ -1,32 +1,33 @@
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
-import { freePort } from "../../../test/helpers/process.js";
-import { startSmtpServer, type TestSmtpServer } from "../../../test/helpers/smtp.js";
+import type { Json } from "../../../test/helpers/api.js";
+import { createTestAccount, type TestAccount } from "../../../test/helpers/app.js";
+import { buildSmtpSettings } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import {
   callbackEvents,
-  createRequest,
+  notifiableRequest,
   notificationRow,
   runNotificationJobs,
   sendNotification,
-} from "./notifications.fixtures.js";
+} from "../../../test/helpers/notifications.js";
+import { freePort } from "../../../test/helpers/process.js";
+import { startSmtpServer, type TestSmtpServer } from "../../../test/helpers/smtp.js";
 
 describe("email through a real SMTP server", () => {
-  let t: TestApp;
   let smtp: TestSmtpServer;
   let custom: TestSmtpServer;
-  let owner: TestAccount;
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     custom = await startSmtpServer({ auth: { user: "acme", pass: "s3cret-pass" } });
-    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    t = await createTestApp({
+  });
+  afterAll(async () => {
+    await smtp?.close();
+    await custom?.close();
+  });
+  const h = useHarness({
+    env: () => ({
       FERRY_ENVIRONMENT: "live",
       SMTP_HOST: "127.0.0.1",
       SMTP_PORT: String(smtp.port),
@@ -34,22 +35,19 @@ describe("email through a real SMTP server", () => {
       MAIL_FROM: "Ferry <files@ferry.test>",
       DKIM_DOMAIN: "ferry.test",
       DKIM_SELECTOR: "mail2026",
-      DKIM_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+      DKIM_PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 })
+        .privateKey.export({ type: "pkcs8", format: "pem" })
+        .toString(),
       SMTP_CUSTOM_ALLOW_PRIVATE: "true",
-    });
-    owner = await createTestAccount(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await custom?.close();
+    }),
   });
 
   it("delivers a signed email with subject, HTML and text parts and the recipient link", async () => {
-    const req = await createRequest(
+    const { t, owner } = h;
+    const req = await notifiableRequest(
       t,
       owner,
-      [{ first_name: "Ada", methods: [["email", "ada@example.com"]] }],
+      { first_name: "Ada", methods: [["email", "ada@example.com"]] },
       {
         type: "push",
         long_message_subject: "Your documents <ready>",
@@ -79,7 +77,8 @@ describe("email through a real SMTP server", () => {
   });
 
   it("records a permanent refusal (550) as a failure without retrying", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["email", "gone@example.com"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "gone@example.com"]]);
     const { body } = await sendNotification(t, owner, req.id);
     smtp.setMode("permanent-failure");
     try {
@@ -94,90 +93,98 @@ describe("email through a real SMTP server", () => {
     expect(event!.body).toMatchObject({ status: false, message: n.error, notification: { was_sent: false } });
   });
 
-  it("uses the account's own SMTP server, with the password stored encrypted and never shown", async () => {
-    const acme = await createTestAccount(t);
-    const put = await t.app.inject({
-      method: "PUT",
-      url: "/v1/settings/smtp/",
-      headers: acme.headers,
-      payload: {
+  describe("an account with its own SMTP server", () => {
+    let acme: TestAccount;
+    let stored: Json;
+
+    beforeAll(async () => {
+      acme = await createTestAccount(h.t);
+      stored = await buildSmtpSettings(h.t, acme, {
+        port: custom.port,
+        username: "acme",
+        password: "s3cret-pass",
+      });
+    });
+
+    it("stores the settings and answers them without the password", () => {
+      expect(stored).toEqual({
         host: "127.0.0.1",
         port: custom.port,
         tls: "none",
         username: "acme",
-        password: "s3cret-pass",
+        has_password: true,
         from_email: "files@acme.example",
-      },
+        created: "2026-01-15T10:00:00.000000Z",
+        updated: "2026-01-15T10:00:00.000000Z",
+      });
     });
-    expect(put.statusCode).toBe(200);
-    expect(put.json()).toEqual({
-      host: "127.0.0.1",
-      port: custom.port,
-      tls: "none",
-      username: "acme",
-      has_password: true,
-      from_email: "files@acme.example",
-      created: "2026-01-15T10:00:00.000000Z",
-      updated: "2026-01-15T10:00:00.000000Z",
-    });
-    const get = await t.app.inject({ method: "GET", url: "/v1/settings/smtp/", headers: acme.headers });
-    expect(get.json()).toEqual(put.json());
-    const stored = await t.container.database.db
-      .selectFrom("account_smtp_settings")
-      .selectAll()
-      .where("account_id", "=", acme.accountId)
-      .executeTakeFirstOrThrow();
-    expect(stored.password_ciphertext).not.toContain("s3cret");
-    expect(stored.password_kid).toBe(t.container.keyRing.activeKid);
 
-    const req = await createRequest(t, acme, [{ methods: [["email", "client@example.com"]] }]);
-    await sendNotification(t, acme, req.id);
-    await runNotificationJobs(t);
-    const [mail] = await custom.waitFor(1);
-    expect(mail!.user).toBe("acme");
-    expect(mail!.from).toBe("files@acme.example");
-    expect(mail!.to).toEqual(["client@example.com"]);
+    it("reads the same settings back", async () => {
+      expect((await h.call("GET", "/v1/settings/smtp/", undefined, acme)).json()).toEqual(stored);
+    });
 
-    const bad = await t.app.inject({
-      method: "PUT",
-      url: "/v1/settings/smtp/",
-      headers: acme.headers,
-      payload: { host: "not a host", port: 70000, tls: "ssl", from_email: "nope" },
+    it("stores the password encrypted with the active key", async () => {
+      const row = await h.t.ferry.database.db
+        .selectFrom("account_smtp_settings")
+        .selectAll()
+        .where("account_id", "=", acme.accountId)
+        .executeTakeFirstOrThrow();
+      expect(row.password_ciphertext).not.toContain("s3cret");
+      expect(row.password_kid).toBe(h.t.ferry.keyRing.activeKid);
     });
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({
-      host: ["Enter a valid host name or IP address."],
-      port: ["Enter an integer between 1 and 65535."],
-      tls: ['"tls" must be one of none, starttls, tls.'],
-      from_email: ["Enter a valid email address."],
+
+    it("sends the account's email through its server, logged in as its user, from its address", async () => {
+      const req = await notifiableRequest(h.t, acme, [["email", "client@example.com"]]);
+      await sendNotification(h.t, acme, req.id);
+      await runNotificationJobs(h.t);
+      const [mail] = await custom.waitFor(1);
+      expect(mail!.user).toBe("acme");
+      expect(mail!.from).toBe("files@acme.example");
+      expect(mail!.to).toEqual(["client@example.com"]);
     });
-    const del = await t.app.inject({ method: "DELETE", url: "/v1/settings/smtp/", headers: acme.headers });
-    expect(del.statusCode).toBe(204);
-    const after = await t.app.inject({ method: "GET", url: "/v1/settings/smtp/", headers: acme.headers });
-    expect(after.statusCode).toBe(404);
+
+    it("refuses invalid settings with 400 naming each field", async () => {
+      const bad = await h.call(
+        "PUT",
+        "/v1/settings/smtp/",
+        { host: "not a host", port: 70000, tls: "ssl", from_email: "nope" },
+        acme,
+      );
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json()).toEqual({
+        host: ["Enter a valid host name or IP address."],
+        port: ["Enter an integer between 1 and 65535."],
+        tls: ['"tls" must be one of none, starttls, tls.'],
+        from_email: ["Enter a valid email address."],
+      });
+    });
+
+    it("deletes the settings (204), after which reading them is 404", async () => {
+      expect((await h.call("DELETE", "/v1/settings/smtp/", undefined, acme)).statusCode).toBe(204);
+      expect((await h.call("GET", "/v1/settings/smtp/", undefined, acme)).statusCode).toBe(404);
+    });
   });
 });
 
 describe("email when the SMTP server is down", () => {
-  let t: TestApp;
   let port: number;
-  let owner: TestAccount;
 
   beforeAll(async () => {
     port = await freePort();
-    t = await createTestApp({
+  });
+  const h = useHarness({
+    env: () => ({
       SMTP_HOST: "127.0.0.1",
       SMTP_PORT: String(port),
       SMTP_TLS: "none",
       JOB_MAX_ATTEMPTS: "3",
       JOB_BACKOFF_BASE_MS: "1000",
-    });
-    owner = await createTestAccount(t);
+    }),
   });
-  afterAll(async () => t?.close());
 
   it("retries and delivers once the server is back (nothing lost)", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["email", "later@example.com"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "later@example.com"]]);
     const { body } = await sendNotification(t, owner, req.id);
     const id = body.contact_notification_send[0].id;
     await runNotificationJobs(t);
@@ -206,7 +213,8 @@ describe("email when the SMTP server is down", () => {
   });
 
   it("records the failure after the last attempt", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["email", "never@example.com"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "never@example.com"]]);
     const { body } = await sendNotification(t, owner, req.id);
     const id = body.contact_notification_send[0].id;
     for (let i = 0; i < 3; i++) {
@@ -219,7 +227,7 @@ describe("email when the SMTP server is down", () => {
     const events = await callbackEvents(t, req.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.body).toMatchObject({ status: false, message: n.error });
-    const job = await t.container.database.db
+    const job = await t.ferry.database.db
       .selectFrom("jobs")
       .select(["state"])
       .where("kind", "=", "notifications.deliver")
@@ -229,15 +237,10 @@ describe("email when the SMTP server is down", () => {
   });
 
   it("refuses an account's SMTP host on a private address unless the deployment allows it", async () => {
+    const { t } = h;
     const acme = await createTestAccount(t);
-    const put = await t.app.inject({
-      method: "PUT",
-      url: "/v1/settings/smtp/",
-      headers: acme.headers,
-      payload: { host: "127.0.0.1", port: 25, tls: "none", from_email: "files@acme.example" },
-    });
-    expect(put.statusCode).toBe(200);
-    const req = await createRequest(t, acme, [{ methods: [["email", "x@example.com"]] }]);
+    await buildSmtpSettings(t, acme);
+    const req = await notifiableRequest(t, acme, [["email", "x@example.com"]]);
     const { body } = await sendNotification(t, acme, req.id);
     await runNotificationJobs(t);
     const n = await notificationRow(t, body.contact_notification_send[0].id);

@@ -1,155 +1,156 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { expectJson, type Json } from "../../../test/helpers/api.js";
+import { buildRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import {
   auditEntries,
   callbackEvents,
-  createRequest,
+  notifiableRequest,
   notificationRow,
   runNotificationJobs,
   sendNotification,
-} from "./notifications.fixtures.js";
+} from "../../../test/helpers/notifications.js";
 
 const SENT_AT = "2026-01-15T10:00:00.000Z";
 
 describe("send_notification with the capture transports (sandbox)", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
+  const h = useHarness({ other: true });
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
-  });
-  afterAll(async () => t?.close());
+  /** The account's sandbox outbox (GET /v1/sandbox/messages/ with `query`). */
+  const outbox = async (query = "") => expectJson(await h.call("GET", `/v1/sandbox/messages/${query}`), 200);
 
-  it("queues one notification per contact method and answers the spec's object", async () => {
-    const req = await createRequest(t, owner, [
-      {
-        first_name: "Jane",
-        last_name: "Doe",
-        methods: [
-          ["email", "jane@example.com"],
-          ["sms", "+14155550123"],
+  describe("a request whose contact has an email and an SMS method, notified", () => {
+    let req: Json;
+    let sent: { status: number; body: Json };
+    let email: Json;
+    let sms: Json;
+
+    beforeAll(async () => {
+      req = await notifiableRequest(h.t, h.owner, [
+        ["email", "jane@example.com"],
+        ["sms", "+14155550123"],
+      ]);
+      [email, sms] = req.contact[0].contactmethod;
+      sent = await sendNotification(h.t, h.owner, req.id);
+      await runNotificationJobs(h.t);
+    });
+
+    it("queues one notification per contact method and answers the spec's object", () => {
+      expect(sent.status).toBe(200);
+      expect(sent.body).toEqual({
+        contact_notification_send: [
+          {
+            id: expect.any(Number),
+            sent_at: SENT_AT,
+            contactmethod: { id: email.id, interface_class: "email", value: "jane@example.com" },
+          },
+          {
+            id: expect.any(Number),
+            sent_at: SENT_AT,
+            contactmethod: { id: sms.id, interface_class: "sms", value: "+14155550123" },
+          },
         ],
-      },
-    ]);
-    const [email, sms] = req.contact[0].contactmethod;
-    const { status, body } = await sendNotification(t, owner, req.id);
-    expect(status).toBe(200);
-    expect(body).toEqual({
-      contact_notification_send: [
+        contact_notification_failed: [],
+      });
+    });
+
+    it("audits the send (ABC-0010) with the queued and failed counts", async () => {
+      expect(await auditEntries(h.t, h.owner.accountId, "ABC-0010")).toEqual([
         {
-          id: expect.any(Number),
-          sent_at: SENT_AT,
-          contactmethod: { id: email.id, interface_class: "email", value: "jane@example.com" },
+          code: "ABC-0010",
+          related_model: "request",
+          relation_key: String(req.id),
+          value: "queued=2 failed=0",
+          api_key_id: String(h.owner.applicationId),
         },
-        {
-          id: expect.any(Number),
-          sent_at: SENT_AT,
-          contactmethod: { id: sms.id, interface_class: "sms", value: "+14155550123" },
-        },
-      ],
-      contact_notification_failed: [],
+      ]);
     });
-    const abc = await auditEntries(t, owner.accountId, "ABC-0010");
-    expect(abc).toEqual([
-      {
-        code: "ABC-0010",
-        related_model: "request",
-        relation_key: String(req.id),
-        value: "queued=2 failed=0",
-        api_key_id: String(owner.applicationId),
-      },
-    ]);
 
-    await runNotificationJobs(t);
-
-    const outbox = await t.app.inject({
-      method: "GET",
-      url: "/v1/sandbox/messages/",
-      headers: owner.headers,
+    it("puts one message per method in the account's sandbox outbox", async () => {
+      expect((await outbox()).count).toBe(2);
     });
-    expect(outbox.statusCode).toBe(200);
-    const list = outbox.json();
-    expect(list.count).toBe(2);
-    const url = `http://ferry.test/r/${req.identifier}/`;
-    const smsMsg = list.results.find((m: { channel: string }) => m.channel === "sms");
-    const mail = list.results.find((m: { channel: string }) => m.channel === "email");
-    expect(smsMsg).toEqual({
-      id: expect.any(Number),
-      channel: "sms",
-      to: "+14155550123",
-      from: "",
-      subject: "",
-      text: `[SANDBOX] Test Owner is requesting files from you: ${url}`,
-      html: null,
-      links: [url],
-      notification: body.contact_notification_send[1].id,
-      created: "2026-01-15T10:00:00.000000Z",
-    });
-    expect(mail).toMatchObject({
-      channel: "email",
-      to: "jane@example.com",
-      from: "Ferry <no-reply@ferry.test>",
-      subject: "[SANDBOX] Test Owner has requested files from you",
-      links: [url],
-      notification: body.contact_notification_send[0].id,
-    });
-    expect(mail.text).toContain("Please upload your passport.");
-    expect(mail.text).toContain(url);
-    expect(mail.text).toMatch(/^\[SANDBOX\]/);
-    expect(mail.html).toContain(`<a href="${url}"`);
-    expect(mail.html).toContain("SANDBOX: this message comes from a test deployment.");
-    expect(mail.html).toMatch(/<img src="http:\/\/ferry\.test\/t\/o\/[A-Za-z0-9_-]{32}\.gif"/);
-    // The pixel's token never reveals the request identifier.
-    expect(mail.html.match(/\/t\/o\/([^."]+)\.gif/)[1]).not.toContain(req.identifier);
 
-    const n = await notificationRow(t, body.contact_notification_send[0].id);
-    expect(n).toMatchObject({ status: "sent", was_sent: 1, error: null, attempts: 1 });
+    it("captures the SMS: the short message and the recipient link", async () => {
+      const url = `http://ferry.test/r/${req.identifier}/`;
+      const smsMsg = (await outbox()).results.find((m: Json) => m.channel === "sms");
+      expect(smsMsg).toEqual({
+        id: expect.any(Number),
+        channel: "sms",
+        to: "+14155550123",
+        from: "",
+        subject: "",
+        text: `[SANDBOX] Test Owner is requesting files from you: ${url}`,
+        html: null,
+        links: [url],
+        notification: sent.body.contact_notification_send[1].id,
+        created: "2026-01-15T10:00:00.000000Z",
+      });
+    });
 
-    const events = await callbackEvents(t, req.id);
-    expect(events).toHaveLength(2);
-    const emailEvent = events.find((e) => e.body.notification.contact_method_interface_class === "email")!;
-    expect(emailEvent).toEqual({
-      account_id: owner.accountId,
-      request_id: req.id,
-      type: "contact_notification_send",
-      body: {
+    it("captures the email: subject, text and HTML with the message, link, sandbox notice and open pixel", async () => {
+      const url = `http://ferry.test/r/${req.identifier}/`;
+      const mail = (await outbox()).results.find((m: Json) => m.channel === "email");
+      expect(mail).toMatchObject({
+        channel: "email",
+        to: "jane@example.com",
+        from: "Ferry <no-reply@ferry.test>",
+        subject: "[SANDBOX] Test Owner has requested files from you",
+        links: [url],
+        notification: sent.body.contact_notification_send[0].id,
+      });
+      expect(mail.text).toContain("Please upload your passport.");
+      expect(mail.text).toContain(url);
+      expect(mail.text).toMatch(/^\[SANDBOX\]/);
+      expect(mail.html).toContain(`<a href="${url}"`);
+      expect(mail.html).toContain("SANDBOX: this message comes from a test deployment.");
+      expect(mail.html).toMatch(/<img src="http:\/\/ferry\.test\/t\/o\/[A-Za-z0-9_-]{32}\.gif"/);
+    });
+
+    it("gives the open pixel a token that never reveals the request identifier", async () => {
+      const mail = (await outbox()).results.find((m: Json) => m.channel === "email");
+      expect(mail.html.match(/\/t\/o\/([^."]+)\.gif/)[1]).not.toContain(req.identifier);
+    });
+
+    it("marks the delivered notification sent, after one attempt", async () => {
+      const n = await notificationRow(h.t, sent.body.contact_notification_send[0].id);
+      expect(n).toMatchObject({ status: "sent", was_sent: 1, error: null, attempts: 1 });
+    });
+
+    it("records a contact_notification_send callback event per method, with the notification and request", async () => {
+      const events = await callbackEvents(h.t, req.id);
+      expect(events).toHaveLength(2);
+      const emailEvent = events.find((e) => e.body.notification.contact_method_interface_class === "email")!;
+      expect(emailEvent).toEqual({
+        account_id: h.owner.accountId,
+        request_id: req.id,
         type: "contact_notification_send",
-        message: "",
-        status: true,
-        notification: {
-          id: body.contact_notification_send[0].id,
-          was_sent: true,
-          removed: false,
-          contact_first_name: "Jane",
-          contact_last_name: "Doe",
-          contact_method_value: "jane@example.com",
-          contact_method_interface_class: "email",
-          created: "2026-01-15T10:00:00.000000Z",
-          updated: "2026-01-15T10:00:00.000000Z",
+        body: {
+          type: "contact_notification_send",
+          message: "",
+          status: true,
+          notification: {
+            id: sent.body.contact_notification_send[0].id,
+            was_sent: true,
+            removed: false,
+            contact_first_name: "Jane",
+            contact_last_name: "Doe",
+            contact_method_value: "jane@example.com",
+            contact_method_interface_class: "email",
+            created: "2026-01-15T10:00:00.000000Z",
+            updated: "2026-01-15T10:00:00.000000Z",
+          },
+          request: expect.objectContaining({ id: req.id, identifier: req.identifier, type: "pull" }),
         },
-        request: expect.objectContaining({ id: req.id, identifier: req.identifier, type: "pull" }),
-      },
+      });
     });
   });
 
   it("records the email open once (ABD-0010) and always serves the pixel", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["email", "open@example.com"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "open@example.com"]]);
     await sendNotification(t, owner, req.id);
     await runNotificationJobs(t);
-    const outbox = await t.app.inject({
-      method: "GET",
-      url: "/v1/sandbox/messages/?to=open@example.com",
-      headers: owner.headers,
-    });
-    const html: string = outbox.json().results[0].html;
+    const html: string = (await outbox("?to=open@example.com")).results[0].html;
     const pixel = new URL(html.match(/<img src="([^"]+)"/)![1]!).pathname;
     const before = (await auditEntries(t, owner.accountId, "ABD-0010")).length;
     for (let i = 0; i < 2; i++) {
@@ -167,7 +168,8 @@ describe("send_notification with the capture transports (sandbox)", () => {
   });
 
   it("sends again on a second call (a reminder) as new notifications", async () => {
-    const req = await createRequest(t, owner, [{ methods: [["email", "again@example.com"]] }]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "again@example.com"]]);
     const first = await sendNotification(t, owner, req.id);
     const second = await sendNotification(t, owner, req.id, "GET");
     expect(second.status).toBe(200);
@@ -175,28 +177,22 @@ describe("send_notification with the capture transports (sandbox)", () => {
       first.body.contact_notification_send[0].id,
     );
     await runNotificationJobs(t);
-    const outbox = await t.app.inject({
-      method: "GET",
-      url: "/v1/sandbox/messages/?to=again@example.com",
-      headers: owner.headers,
-    });
-    expect(outbox.json().count).toBe(2);
+    expect((await outbox("?to=again@example.com")).count).toBe(2);
   });
 
   it("lists an invalid stored phone number under failed, with a failed callback event", async () => {
-    const req = await createRequest(t, owner, [
-      {
-        first_name: "Sam",
-        last_name: "Lee",
-        methods: [
-          ["sms", "+14155550199"],
-          ["email", "sam@example.com"],
-        ],
-      },
-    ]);
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, {
+      first_name: "Sam",
+      last_name: "Lee",
+      methods: [
+        ["sms", "+14155550199"],
+        ["email", "sam@example.com"],
+      ],
+    });
     const smsMethod = req.contact[0].contactmethod[0];
     // Stored before validation existed (or edited in the database): not E.164.
-    await t.container.database.db
+    await t.ferry.database.db
       .updateTable("contact_methods")
       .set({ value: "0044 not a number" })
       .where("id", "=", smsMethod.id)
@@ -218,9 +214,8 @@ describe("send_notification with the capture transports (sandbox)", () => {
   });
 
   it("refuses drafts, complete and expired requests with 422, and other accounts' with 404", async () => {
-    const draft = await createRequest(t, owner, [{ methods: [["email", "d@example.com"]] }], {
-      is_draft: true,
-    });
+    const { t, owner, other } = h;
+    const draft = await buildRequest(t, owner, { is_draft: true });
     expect(await sendNotification(t, owner, draft.id)).toEqual({
       status: 422,
       body: {
@@ -228,17 +223,15 @@ describe("send_notification with the capture transports (sandbox)", () => {
         detail: "The request is a draft: send it (PATCH is_draft false) before notifying its contacts.",
       },
     });
-    const done = await createRequest(t, owner, [{ methods: [["email", "c@example.com"]] }]);
-    await t.container.database.db
+    const done = await buildRequest(t, owner);
+    await t.ferry.database.db
       .updateTable("requests")
       .set({ complete: 1 })
       .where("id", "=", done.id)
       .execute();
     expect((await sendNotification(t, owner, done.id)).status).toBe(422);
-    const expired = await createRequest(t, owner, [{ methods: [["email", "e@example.com"]] }], {
-      type: "push",
-    });
-    await t.container.database.db
+    const expired = await buildRequest(t, owner, { type: "push" });
+    await t.ferry.database.db
       .updateTable("requests")
       .set({ expires_at: "2026-01-15T09:59:59.000000Z" })
       .where("id", "=", expired.id)
@@ -256,7 +249,7 @@ describe("send_notification with the capture transports (sandbox)", () => {
   });
 
   it("keeps each account's outbox apart", async () => {
-    const res = await t.app.inject({ method: "GET", url: "/v1/sandbox/messages/", headers: other.headers });
+    const res = await h.call("GET", "/v1/sandbox/messages/", undefined, h.other);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       links: { previous: null, next: null },
@@ -268,13 +261,10 @@ describe("send_notification with the capture transports (sandbox)", () => {
 });
 
 describe("the sandbox outbox in a live deployment", () => {
-  let t: TestApp;
-  afterAll(async () => t?.close());
+  const h = useHarness({ env: { FERRY_ENVIRONMENT: "live" } });
 
   it("answers 404", async () => {
-    t = await createTestApp({ FERRY_ENVIRONMENT: "live" });
-    const owner = await createTestAccount(t);
-    const res = await t.app.inject({ method: "GET", url: "/v1/sandbox/messages/", headers: owner.headers });
+    const res = await h.call("GET", "/v1/sandbox/messages/");
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ code: "RESOURCE_NOT_FOUND", detail: "Sandbox outbox not found." });
   });

@@ -8,8 +8,8 @@ import type { Database } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
-import { isValidEmail } from "../contacts/contacts.validation.js";
+import { isValidEmail } from "../../shared/validation.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
 import { presentSmtpSettings, type SmtpSettingsView } from "./notifications.presenter.js";
 import {
   deleteSmtpSettings,

@@ -1,20 +1,18 @@
-import type { FastifyInstance } from "fastify";
-import type { Container } from "../../app/container.js";
-import { IdentifierParams } from "./recipient.pages.js";
+import type { Router } from "../../shared/feature.js";
+import type { RecipientService } from "./recipient.service.js";
+import { IdentifierParams } from "./recipient-http.js";
 
 /**
  * Per-link assets of the recipient pages: the account's white-label stylesheet and logo, and the
  * requester's picture. Served through the identifier so no account or requester id appears in a
  * page; not page calls (no audit entry).
  */
-export async function registerRecipientAssets(app: FastifyInstance, container: Container): Promise<void> {
-  const { recipient } = container;
-
+export async function registerRecipientAssets(app: Router, recipient: RecipientService): Promise<void> {
   app.get(
     "/r/:identifier/brand.css",
     { config: { public: true }, schema: { hide: true, params: IdentifierParams } },
     async (request, reply) => {
-      const { identifier } = request.params as { identifier: string };
+      const { identifier } = request.params;
       const ctx = await recipient.resolve(identifier, request.hostname);
       if (!ctx?.branding?.css)
         return reply.code(404).type("text/css; charset=utf-8").send("/* no branding */");
@@ -26,7 +24,7 @@ export async function registerRecipientAssets(app: FastifyInstance, container: C
     "/r/:identifier/logo",
     { config: { public: true }, schema: { hide: true, params: IdentifierParams } },
     async (request, reply) => {
-      const { identifier } = request.params as { identifier: string };
+      const { identifier } = request.params;
       const ctx = await recipient.resolve(identifier, request.hostname);
       const b = ctx?.branding;
       if (!b?.logo_base64 || !b.logo_content_type)
@@ -39,7 +37,7 @@ export async function registerRecipientAssets(app: FastifyInstance, container: C
     "/r/:identifier/avatar",
     { config: { public: true }, schema: { hide: true, params: IdentifierParams } },
     async (request, reply) => {
-      const { identifier } = request.params as { identifier: string };
+      const { identifier } = request.params;
       const ctx = await recipient.resolve(identifier, request.hostname);
       const avatar = ctx ? await recipient.avatar(ctx) : undefined;
       if (!avatar) return reply.code(404).type("text/plain; charset=utf-8").send("Not found.");

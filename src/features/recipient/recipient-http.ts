@@ -1,15 +1,26 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
+import { Type } from "typebox";
 import { renderDocument } from "../../web/layout.js";
 import type { RecipientContext } from "./recipient.service.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The resolved recipient link of a /r/ route (set by the handler; drives AAA-0011). */
+    /** The resolved recipient link of a /r/ route (set when the link is loaded; drives AAA-0011). */
     recipientCtx: RecipientContext | undefined;
     /** The push or pull files page was shown (ABB-0020 with the AAA-0011 entry). */
     recipientPageLoaded: boolean;
   }
+}
+
+/** `:identifier` path parameter of recipient routes. */
+export const IdentifierParams = Type.Object({
+  identifier: Type.String({ description: "The request's public identifier from the recipient link." }),
+});
+
+/** An HTML response in a route's OpenAPI schema. */
+export function htmlResponse(description: string) {
+  return { description, content: { "text/html": { schema: Type.String() } } };
 }
 
 /** Parses the Cookie header into name → value (first occurrence wins, values URL-decoded). */

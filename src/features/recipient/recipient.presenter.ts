@@ -1,8 +1,9 @@
-import type { RequesterRow } from "../requesters/requesters.repository.js";
+import type { MediaRow } from "../media/index.js";
+import type { RequesterRow } from "../requesters/index.js";
 import type { RecipientRequestRow } from "./recipient.repository.js";
 
 /** A social or contact detail shown on the completed page. */
-export interface DetailItem {
+interface DetailItem {
   label: string;
   value: string;
   href?: string | undefined;
@@ -43,8 +44,20 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** A media row as the pages list it. */
+export function presentFile(m: MediaRow): FileView {
+  return {
+    id: m.id,
+    name: m.name,
+    bytes: Number(m.bytes),
+    sizeLabel: formatBytes(Number(m.bytes)),
+    contentType: m.content_type,
+    extension: m.extension,
+  };
+}
+
 /** Up to two initials of a name, upper case ("Ada Lovelace" → "AL"); "?" for a blank name. */
-export function initialsOf(first: string, last: string): string {
+function initialsOf(first: string, last: string): string {
   const letters = [first.trim()[0], last.trim()[0]].filter(Boolean).join("");
   return letters ? letters.toUpperCase() : "?";
 }

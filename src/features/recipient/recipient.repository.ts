@@ -1,21 +1,14 @@
 import type { Selectable } from "kysely";
 import type { Executor } from "../../db/database.js";
-import type { RecipientTfaCodesTable, RequestsTable } from "../../db/schema.js";
+import type { RecipientTfaCodesTable } from "../../db/schema.js";
+import type { RequestRow } from "../requests/index.js";
 
 /** A request row as the recipient pages read it. */
-export type RecipientRequestRow = Selectable<RequestsTable>;
+export type RecipientRequestRow = RequestRow;
 /** A two-factor code row. */
-export type TfaCodeRow = Selectable<RecipientTfaCodesTable>;
+type TfaCodeRow = Selectable<RecipientTfaCodesTable>;
 
-/** The request with this public identifier (any state, any account), or undefined. */
-export async function findRequestByIdentifier(
-  ex: Executor,
-  identifier: string,
-): Promise<RecipientRequestRow | undefined> {
-  return ex.selectFrom("requests").selectAll().where("identifier", "=", identifier).executeTakeFirst();
-}
-
-/** Stores a new two-factor code hash and counts the send on the request (`tfa_times_sent`). */
+/** Stores a new two-factor code hash. */
 export async function insertTfaCode(
   ex: Executor,
   values: { requestId: number; codeHash: string; expiresAt: string; created: string },
@@ -32,11 +25,6 @@ export async function insertTfaCode(
     })
     .returning("id")
     .executeTakeFirstOrThrow();
-  await ex
-    .updateTable("requests")
-    .set((eb) => ({ tfa_times_sent: eb("tfa_times_sent", "+", 1) }))
-    .where("id", "=", values.requestId)
-    .execute();
   return row.id;
 }
 

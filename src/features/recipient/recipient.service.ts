@@ -1,30 +1,30 @@
 import type { Readable } from "node:stream";
-import type { Selectable } from "kysely";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
-import type { MediaTable } from "../../db/schema.js";
 import type { Clock } from "../../shared/clock.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
-import type { BrandingRow } from "../branding/branding.repository.js";
-import type { BrandingService } from "../branding/branding.service.js";
-import type { RequestersService } from "../requesters/requesters.service.js";
-import type { RequestsService } from "../requests/requests.service.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
+import type { BrandingRow, BrandingService } from "../branding/index.js";
+import type { LifecycleService } from "../lifecycle/index.js";
+import type { MediaRow } from "../media/index.js";
+import type { RequestersService } from "../requesters/index.js";
+import type { RequestRecords } from "../requests/index.js";
 import {
   acceptsUploads,
   allowedExtensions,
   type FileView,
   formatBytes,
   isExpired,
+  presentFile,
   presentOwnerCard,
   presentRequesterCard,
   type RequesterCardView,
 } from "./recipient.presenter.js";
-import { findRequestByIdentifier, type RecipientRequestRow } from "./recipient.repository.js";
-import { TwoFactorService } from "./two-factor.service.js";
+import type { RecipientRequestRow } from "./recipient.repository.js";
+import { tfaSubjectOfRequest } from "./two-factor.service.js";
 import type { PageChrome, UploadRules } from "./views/pages.js";
 
-/** A media row as the media service returns it. */
-export type MediaRow = Selectable<MediaTable>;
+export type { MediaRow };
 
 /** Who calls a recipient page (for audit entries; never the identifier whole). */
 export interface PageCaller {
@@ -48,7 +48,7 @@ export type UploadPiece =
     };
 
 /** A download the route streams: status, headers, body, and settle(complete) when the response ends. */
-export interface RecipientDownload {
+interface RecipientDownload {
   status: number;
   headers: Record<string, string>;
   body: Readable;
@@ -56,7 +56,7 @@ export interface RecipientDownload {
 }
 
 /**
- * What the recipient pages need from the media feature (issue 4). Uploads and downloads go through
+ * What the recipient pages need from the media feature. Uploads and downloads go through
  * its service so encryption, limits and audit (ABA-0010, ABB-0010) stay in one place.
  */
 export interface RecipientMediaPort {
@@ -82,13 +82,6 @@ export interface RecipientMediaPort {
   ): Promise<RecipientDownload>;
 }
 
-/** Completes a pull request (issue 6 lifecycle): sets complete, receiver_message, emits request_complete. */
-export type CompletePull = (
-  accountId: number,
-  requestId: number,
-  options: { receiverMessage: string | null },
-) => Promise<unknown>;
-
 /** A resolved recipient link: the request, its owner and the owner's branding. */
 export interface RecipientContext {
   request: RecipientRequestRow;
@@ -97,29 +90,31 @@ export interface RecipientContext {
 }
 
 /** What GET /r/<identifier>/ shows. */
-export type PageKind = "expired" | "tfa" | "push" | "pull" | "completed";
+type PageKind = "expired" | "tfa" | "push" | "pull" | "completed";
 
 /** Identifiers are URL-safe random strings; anything else is answered 404 without a lookup. */
 const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
 
 /** Dependencies of RecipientService. */
-export interface RecipientDeps {
+interface RecipientDeps {
   database: Database;
   config: Config;
   clock: Clock;
   audit: AuditWriter;
   branding: BrandingService;
-  /** The owner's profile shown when a request names no requester (requests feature). */
-  owners: Pick<RequestsService, "ownerProfile">;
-  /** The requester a request names (requesters feature). */
+  /** The owner's profile, shown when a request names no requester. */
+  accounts: AccountsService;
+  /** The requester a request names. */
   requesters: Pick<RequestersService, "findForAccount">;
-  media: () => RecipientMediaPort | undefined;
-  completePull: () => CompletePull | undefined;
+  records: Pick<RequestRecords, "findByIdentifier">;
+  media: RecipientMediaPort;
+  /** Completes a pull request (receiver_message, request_complete callback). */
+  lifecycle: Pick<LifecycleService, "completePullRequest">;
 }
 
 /**
- * The recipient side of requests (spec: recipient page, completed page, requester display rules;
- * DESIGN §4): resolves links, decides which page to show, and lists files. Two-factor lives in
+ * The recipient side of requests (spec: recipient page, completed page, requester display rules):
+ * resolves links, decides which page to show, and lists files. Two-factor lives in
  * TwoFactorService; uploads and downloads go through the media port.
  */
 export class RecipientService {
@@ -132,11 +127,11 @@ export class RecipientService {
   async resolve(identifier: string, host: string): Promise<RecipientContext | undefined> {
     if (!IDENTIFIER_PATTERN.test(identifier)) return undefined;
     const db = this.deps.database.db;
-    const request = await findRequestByIdentifier(db, identifier);
+    const request = await this.deps.records.findByIdentifier(db, identifier);
     if (!request || request.is_draft === 1) return undefined;
     const hostAccount = await this.hostAccount(host);
     if (hostAccount !== undefined && hostAccount !== request.account_id) return undefined;
-    const account = await this.deps.owners.ownerProfile(db, request.account_id);
+    const account = await this.deps.accounts.profile(db, request.account_id);
     if (!account) return undefined;
     const branding = await this.deps.branding.find(account.id);
     return { request, account, branding };
@@ -167,10 +162,10 @@ export class RecipientService {
     const { request } = ctx;
     const now = this.deps.clock.now();
     if (request.type === "pull" && request.complete === 1 && request.is_expired === 0) {
-      return TwoFactorService.required(request) && !hasSession ? "tfa" : "completed";
+      return tfaSubjectOfRequest(request) && !hasSession ? "tfa" : "completed";
     }
     if (isExpired(request, now) || request.complete === 1) return "expired";
-    if (TwoFactorService.required(request) && !hasSession) return "tfa";
+    if (tfaSubjectOfRequest(request) && !hasSession) return "tfa";
     return request.type === "push" ? "push" : "pull";
   }
 
@@ -208,19 +203,9 @@ export class RecipientService {
 
   /** The files a push page offers (available media), or a pull page shows as received. */
   async files(ctx: RecipientContext): Promise<FileView[]> {
-    const media = this.media();
-    const rows = await media.listRequestMedia(ctx.request.id);
+    const rows = await this.deps.media.listRequestMedia(ctx.request.id);
     const wanted = ctx.request.type === "push" ? "owner" : "recipient";
-    return rows
-      .filter((m) => m.state === "available" && m.uploaded_by === wanted)
-      .map((m) => ({
-        id: m.id,
-        name: m.name,
-        bytes: Number(m.bytes),
-        sizeLabel: formatBytes(Number(m.bytes)),
-        contentType: m.content_type,
-        extension: m.extension,
-      }));
+    return rows.filter((m) => m.state === "available" && m.uploaded_by === wanted).map(presentFile);
   }
 
   /** Upload rules of a pull request: allowed extensions, per-file limit, chunk size. */
@@ -242,11 +227,9 @@ export class RecipientService {
     return acceptsUploads(ctx.request, this.deps.clock.now());
   }
 
-  /** The media port; throws when the media feature is not wired. */
-  media(): RecipientMediaPort {
-    const media = this.deps.media();
-    if (!media) throw new Error("recipient pages need the media service");
-    return media;
+  /** Uploads and downloads of recipients (through the media feature). */
+  get media(): RecipientMediaPort {
+    return this.deps.media;
   }
 
   /**
@@ -258,16 +241,14 @@ export class RecipientService {
     receiverMessage: string,
   ): Promise<{ ok: true } | { ok: false; error: string }> {
     if (!this.acceptsUploads(ctx)) return { ok: false, error: "This request no longer accepts files." };
-    const rows = await this.media().listRequestMedia(ctx.request.id);
+    const rows = await this.deps.media.listRequestMedia(ctx.request.id);
     if (rows.some((m) => m.uploaded_by === "recipient" && m.state === "uploading"))
       return {
         ok: false,
         error: "Some files are still uploading. Wait until every upload is complete, then submit.",
       };
-    const complete = this.deps.completePull();
-    if (!complete) throw new Error("recipient pages need the lifecycle service");
     const message = receiverMessage.trim();
-    await complete(ctx.account.id, ctx.request.id, {
+    await this.deps.lifecycle.completePullRequest(ctx.account.id, ctx.request.id, {
       receiverMessage: message === "" ? null : message.slice(0, 10_000),
     });
     return { ok: true };

@@ -6,13 +6,12 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
-import { toTimestamp } from "../../shared/time.js";
 import {
   callbackEvents,
   createRequest as createRequestWithContacts,
   runNotificationJobs,
   sendNotification,
-} from "../notifications/notifications.fixtures.js";
+} from "../../../test/helpers/notifications.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON response bodies are read loosely in tests.
 type Json = Record<string, any>;
@@ -121,7 +120,7 @@ async function capturedCode(to: string): Promise<string> {
 }
 
 async function auditCodes(requestId: number): Promise<string[]> {
-  const rows = await t.container.database.db
+  const rows = await t.ferry.database.db
     .selectFrom("audit_entries")
     .select(["code"])
     .where("related_model", "=", "request")
@@ -131,29 +130,109 @@ async function auditCodes(requestId: number): Promise<string[]> {
   return rows.map((r) => r.code);
 }
 
+/** Bytes of a file three chunks long (the last one short). */
+const FILE = Buffer.from(Array.from({ length: CHUNK * 2 + 100 }, (_, i) => i % 251));
+
+/** Sends chunk `n` (1-based) of FILE: the first by POST with the file's fields, the others by PUT. */
+function sendChunk(b: Browser, n: number, mediaId?: number) {
+  const bytes = FILE.subarray((n - 1) * CHUNK, n * CHUNK);
+  if (n === 1)
+    return b.chunk(
+      "POST",
+      {
+        name: "a.bin",
+        content_type: "application/octet-stream",
+        size: String(FILE.length),
+        total_chunks: "3",
+        current_chunk: "1",
+      },
+      bytes,
+    );
+  return b.chunk("PUT", { current_chunk: String(n) }, bytes, mediaId);
+}
+
+/** Uploads all of FILE to the link `b` shows; returns the media id. */
+async function uploadFile(b: Browser): Promise<number> {
+  const first = await sendChunk(b, 1);
+  expect(first.statusCode, first.body).toBe(201);
+  const mediaId = first.json().id as number;
+  for (const n of [2, 3]) expect((await sendChunk(b, n, mediaId)).statusCode).toBe(200);
+  return mediaId;
+}
+
+/** Opens the page of a new pull request in a new browser. */
+async function openPull(fields: Record<string, unknown> = {}) {
+  const req = await createRequest({ type: "pull", ...fields });
+  const b = new Browser(req.identifier);
+  const page = await b.get();
+  return { req, b, page };
+}
+
+const XSS = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
+
+/** A requester whose first name carries markup, with contact details the completed page shows. */
+async function createRequester(): Promise<number> {
+  const res = await t.app.inject({
+    method: "POST",
+    url: "/v1/requester/",
+    headers: owner.headers,
+    payload: {
+      first_name: `Eve${XSS}`,
+      last_name: "Smith",
+      email: "eve@example.com",
+      role: "Auditor",
+      linkedin: "eve-smith",
+    },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id;
+}
+
+/** A pull request naming the requester above, with FILE uploaded and submitted with a reply. */
+async function submittedPull() {
+  const { req, b } = await openPull({ requester: { id: await createRequester() } });
+  const mediaId = await uploadFile(b);
+  const submitted = await b.post("submit", { receiver_message: `Thanks ${XSS}` });
+  return { req, b, mediaId, submitted };
+}
+
 describe("links that resolve to nothing", () => {
-  it("answers unknown, draft, deleted and foreign-host identifiers with the same 404 page and strict headers", async () => {
+  const hosts = new Map<string, string>();
+  let mine: Json;
+
+  beforeAll(async () => {
     const draft = await createRequest({ type: "push", is_draft: true });
     const deleted = await createRequest({ type: "pull" });
     await t.app.inject({ method: "DELETE", url: `/v1/request/${deleted.id}/`, headers: owner.headers });
     const other = await createTestAccount(t);
-    const mine = await createRequest({ type: "pull" });
+    mine = await createRequest({ type: "pull" });
     await t.app.inject({
       method: "PUT",
       url: "/v1/branding/",
       headers: other.headers,
       payload: { recipient_host: "files.other.test" },
     });
+    hosts.set("doesNotExist123456789", "ferry.test");
+    hosts.set(draft.identifier, "ferry.test");
+    hosts.set(deleted.identifier, "ferry.test");
+    hosts.set(mine.identifier, "files.other.test");
+  });
 
-    const bodies = new Set<string>();
-    for (const [id, host] of [
-      ["doesNotExist123456789", "ferry.test"],
-      [draft.identifier, "ferry.test"],
-      [deleted.identifier, "ferry.test"],
-      [mine.identifier, "files.other.test"],
-    ] as const) {
-      const res = await t.app.inject({ method: "GET", url: `/r/${id}/`, headers: { host } });
-      expect(res.statusCode).toBe(404);
+  const visitAll = () =>
+    Promise.all(
+      [...hosts].map(([id, host]) => t.app.inject({ method: "GET", url: `/r/${id}/`, headers: { host } })),
+    );
+
+  it("answers unknown, draft, deleted and foreign-host identifiers with the same 404 page", async () => {
+    const answers = await visitAll();
+    expect(answers.map((res) => res.statusCode)).toEqual([404, 404, 404, 404]);
+    const bodies = new Set(answers.map((res) => res.body));
+    expect(bodies.size).toBe(1);
+    expect([...bodies][0]).toContain("This link is not valid");
+  });
+
+  it("sends the 404 page with the strict security headers", async () => {
+    for (const res of await visitAll()) {
       expect(res.headers["content-security-policy"]).toBe(
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
       );
@@ -161,81 +240,76 @@ describe("links that resolve to nothing", () => {
       expect(res.headers["referrer-policy"]).toBe("no-referrer");
       expect(res.headers["x-robots-tag"]).toBe("noindex, nofollow");
       expect(res.headers["x-frame-options"]).toBe("DENY");
-      bodies.add(res.body);
     }
-    expect(bodies.size).toBe(1);
-    expect([...bodies][0]).toContain("This link is not valid");
-    // The same request on Ferry's own host resolves.
+  });
+
+  it("resolves a request refused on another account's host on Ferry's own host", async () => {
     expect((await t.app.inject({ method: "GET", url: `/r/${mine.identifier}/` })).statusCode).toBe(200);
   });
 });
 
 describe("pull page", () => {
-  it("renders owner text as text, uploads in chunks with resume state, submits once, and audits every call", async () => {
-    const xss = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
-    const requester = await t.app.inject({
-      method: "POST",
-      url: "/v1/requester/",
-      headers: owner.headers,
-      payload: {
-        first_name: `Eve${xss}`,
-        last_name: "Smith",
-        email: "eve@example.com",
-        role: "Auditor",
-        linkedin: "eve-smith",
-      },
-    });
-    const req = await createRequest({
-      type: "pull",
-      message: `Hello ${xss}`,
-      requester: { id: requester.json().id },
-      allowed_extensions: ["txt", "bin"],
-    });
-    const b = new Browser(req.identifier);
-    const page = await b.get();
+  it("shows the owner's message and the requester's name as text, never as markup", async () => {
+    const { page } = await openPull({ message: `Hello ${XSS}`, requester: { id: await createRequester() } });
     expect(page.statusCode).toBe(200);
     expect(page.body).not.toContain("<script>alert");
     expect(page.body).not.toContain("<img src=x");
     expect(page.body).toContain(
       "Hello &lt;script>alert(&quot;x&quot;)&lt;/script>&lt;img src=x onerror=alert(1)>",
     );
+  });
+
+  it("lists the allowed file types and loads the uploader script", async () => {
+    const { page } = await openPull({ allowed_extensions: ["txt", "bin"] });
     expect(page.body).toContain("Allowed types: txt, bin.");
     expect(page.body).toContain('<script type="module" src="/static/recipient.js"></script>');
-    expect(b.cookies.has("ferry_csrf")).toBe(true);
+  });
 
-    // Bad uploads are refused before storage: wrong extension, wrong chunk count, no CSRF token.
-    const bytes = Buffer.from(Array.from({ length: CHUNK * 2 + 100 }, (_, i) => i % 251));
-    const badExt = await b.chunk(
+  it("sets the CSRF cookie on the first visit", async () => {
+    const { b } = await openPull();
+    expect(b.cookies.has("ferry_csrf")).toBe(true);
+  });
+
+  it("refuses a first chunk of a type the request does not allow, before storing it", async () => {
+    const { req, b } = await openPull({ allowed_extensions: ["txt", "bin"] });
+    const res = await b.chunk(
       "POST",
       { name: "x.exe", size: "10", total_chunks: "1", current_chunk: "1" },
       Buffer.alloc(10),
     );
-    expect(badExt.statusCode).toBe(400);
-    expect(badExt.json()).toEqual({ name: ["Files of this type are not accepted. Allowed: txt, bin."] });
-    const badCount = await b.chunk(
-      "POST",
-      { name: "a.bin", size: String(bytes.length), total_chunks: "1", current_chunk: "1" },
-      bytes.subarray(0, CHUNK),
-    );
-    expect(badCount.json()).toEqual({ total_chunks: [`Expected 3 chunks of ${CHUNK} bytes.`] });
-    const noCsrf = await t.app.inject({ method: "GET", url: `${b.base}uploads`, headers: b.header() });
-    expect(noCsrf.statusCode).toBe(403);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ name: ["Files of this type are not accepted. Allowed: txt, bin."] });
+    const media = await t.app.inject({
+      method: "GET",
+      url: `/v1/media/?request=${req.id}`,
+      headers: owner.headers,
+    });
+    expect(media.json().results).toEqual([]);
+  });
 
-    // Chunk 1 by POST, chunk 3 by PUT: the state lists what the server holds.
-    const first = await b.chunk(
+  it("refuses a first chunk whose declared size needs another chunk count", async () => {
+    const { b } = await openPull();
+    const res = await b.chunk(
       "POST",
-      {
-        name: "a.bin",
-        content_type: "application/octet-stream",
-        size: String(bytes.length),
-        total_chunks: "3",
-        current_chunk: "1",
-      },
-      bytes.subarray(0, CHUNK),
+      { name: "a.bin", size: String(FILE.length), total_chunks: "1", current_chunk: "1" },
+      FILE.subarray(0, CHUNK),
     );
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ total_chunks: [`Expected 3 chunks of ${CHUNK} bytes.`] });
+  });
+
+  it("refuses upload calls without the CSRF header (403)", async () => {
+    const { b } = await openPull();
+    const res = await t.app.inject({ method: "GET", url: `${b.base}uploads`, headers: b.header() });
+    expect(res.statusCode).toBe(403);
+  });
+
+  it("lists the chunks the server holds, so an upload resumes where it stopped", async () => {
+    const { b } = await openPull();
+    const first = await sendChunk(b, 1);
     expect(first.statusCode, first.body).toBe(201);
     const mediaId = first.json().id as number;
-    await b.chunk("PUT", { current_chunk: "3" }, bytes.subarray(CHUNK * 2), mediaId);
+    await sendChunk(b, 3, mediaId);
     const state = await t.app.inject({
       method: "GET",
       url: `${b.base}uploads`,
@@ -249,47 +323,68 @@ describe("pull page", () => {
           name: "a.bin",
           bytes: expect.any(Number),
           content_type: "application/octet-stream",
+          size: FILE.length,
+          fingerprint: null,
           state: "uploading",
           total_chunks: 3,
           received_chunks: [1, 3],
         },
       ],
     });
-    // Submitting while a file is incomplete is refused.
-    const early = await b.post("submit", { receiver_message: "done" });
-    expect(early.statusCode).toBe(422);
-    expect(early.body).toContain("Some files are still uploading");
-    const last = await b.chunk("PUT", { current_chunk: "2" }, bytes.subarray(CHUNK, CHUNK * 2), mediaId);
+  });
+
+  it("refuses Submit while a file is still uploading (422)", async () => {
+    const { b } = await openPull();
+    await sendChunk(b, 1);
+    const res = await b.post("submit", { receiver_message: "done" });
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain("Some files are still uploading");
+  });
+
+  it("makes a file available once its last chunk arrives", async () => {
+    const { b } = await openPull();
+    const mediaId = (await sendChunk(b, 1)).json().id as number;
+    await sendChunk(b, 3, mediaId);
+    const last = await sendChunk(b, 2, mediaId);
     expect(last.json()).toMatchObject({
       id: mediaId,
       state: "available",
-      bytes: bytes.length,
+      bytes: FILE.length,
       received_chunks: [1, 2, 3],
     });
+  });
 
-    // Submit completes the request and shows the completed page with the requester's details.
-    const submitted = await b.post("submit", { receiver_message: `Thanks ${xss}` });
+  it("completes the request on Submit, with the reply message, and redirects to the page", async () => {
+    const { req, b, submitted } = await submittedPull();
     expect(submitted.statusCode).toBe(303);
     expect(submitted.headers.location).toBe(b.base);
+    const view = (
+      await t.app.inject({ method: "GET", url: `/v1/request/${req.id}/`, headers: owner.headers })
+    ).json();
+    expect(view).toMatchObject({ complete: true, receiver_message: `Thanks ${XSS}` });
+  });
+
+  it("shows the completed page with the requester's contact details, as text", async () => {
+    const { b } = await submittedPull();
     const done = await b.get();
     expect(done.body).toContain("Thank you, your files were sent");
     expect(done.body).toContain('<a href="mailto:eve@example.com">eve@example.com</a>');
     expect(done.body).toContain('<a href="https://www.linkedin.com/in/eve-smith">eve-smith</a>');
     expect(done.body).not.toContain("<script>alert");
-    const view = (
-      await t.app.inject({ method: "GET", url: `/v1/request/${req.id}/`, headers: owner.headers })
-    ).json();
-    expect(view).toMatchObject({ complete: true, receiver_message: `Thanks ${xss}` });
+  });
 
-    // A completed request never accepts more uploads.
+  it("refuses uploads once the request is complete (422)", async () => {
+    const { b } = await submittedPull();
     const after = await b.chunk(
       "POST",
       { name: "b.bin", size: "5", total_chunks: "1", current_chunk: "1" },
       Buffer.alloc(5),
     );
     expect(after.statusCode).toBe(422);
+  });
 
-    // The owner downloads the file once: bytes equal.
+  it("gives the owner the uploaded bytes unchanged", async () => {
+    const { mediaId } = await submittedPull();
     const dl = await t.app.inject({
       method: "GET",
       url: `/v1/media/${mediaId}/download`,
@@ -297,24 +392,34 @@ describe("pull page", () => {
     });
     expect(dl.statusCode).toBe(200);
     expect(createHash("sha256").update(dl.rawPayload).digest("hex")).toBe(
-      createHash("sha256").update(bytes).digest("hex"),
+      createHash("sha256").update(FILE).digest("hex"),
     );
+  });
 
+  it("records a page call (AAA-0011) for every call and ABB-0020 when the files page is shown", async () => {
+    // 1 page, 3 chunks, 1 Submit, 1 completed page: six calls.
+    const { req, b } = await openPull();
+    await uploadFile(b);
+    await b.post("submit", {});
+    await b.get();
     const codes = await auditCodes(req.id);
-    expect(codes).toContain("ABB-0020");
-    expect(codes.filter((c) => c === "AAA-0011").length).toBeGreaterThanOrEqual(8);
-    const paths = await t.container.database.db
+    expect(codes.filter((c) => c === "AAA-0011").length).toBe(6);
+    expect(codes.filter((c) => c === "ABB-0020").length).toBe(1);
+  });
+
+  it("never records the whole identifier in the paths of page calls", async () => {
+    const { req } = await submittedPull();
+    const paths = await t.ferry.database.db
       .selectFrom("audit_entries")
       .select("path")
       .where("code", "=", "AAA-0011")
       .execute();
+    expect(paths.length).toBeGreaterThan(0);
     expect(paths.every((p) => !p.path.includes(req.identifier))).toBe(true);
   });
 
   it("refuses form posts without a valid CSRF token", async () => {
-    const req = await createRequest({ type: "pull" });
-    const b = new Browser(req.identifier);
-    await b.get();
+    const { b } = await openPull();
     b.csrf = "forged.token";
     const res = await b.post("submit", {});
     expect(res.statusCode).toBe(403);
@@ -325,19 +430,105 @@ describe("pull page", () => {
   });
 });
 
+describe("resuming an upload: the same file only", () => {
+  const PRINT = "9d5ed678fe57bcca610140957afab571";
+  /** The fields of FILE's first chunk, with the page's fingerprint. */
+  const firstFields = (fingerprint = PRINT) => ({
+    name: "a.bin",
+    content_type: "application/octet-stream",
+    size: String(FILE.length),
+    fingerprint,
+    total_chunks: "3",
+    current_chunk: "1",
+  });
+  const chunkBytes = (n: number) => FILE.subarray((n - 1) * CHUNK, n * CHUNK);
+  const listUploads = async (b: Browser) =>
+    (
+      await t.app.inject({
+        method: "GET",
+        url: `${b.base}uploads`,
+        headers: { ...b.header(), "x-csrf-token": b.csrf },
+      })
+    ).json().files as Json[];
+
+  it("lists each upload's declared size and fingerprint, what the page matches a chosen file by", async () => {
+    const { b } = await openPull();
+    const first = await b.chunk("POST", firstFields(), chunkBytes(1));
+    expect(first.statusCode, first.body).toBe(201);
+    expect(first.json()).toMatchObject({ size: FILE.length, fingerprint: PRINT, received_chunks: [1] });
+    expect(await listUploads(b)).toEqual([
+      expect.objectContaining({ id: first.json().id, size: FILE.length, fingerprint: PRINT }),
+    ]);
+  });
+
+  it("refuses a chunk of another file sent to an unfinished upload (409), storing nothing", async () => {
+    const { b } = await openPull();
+    const mediaId = (await b.chunk("POST", firstFields(), chunkBytes(1))).json().id as number;
+    const other = await b.chunk(
+      "PUT",
+      { current_chunk: "2", fingerprint: "0000000000000000000000000000000b" },
+      chunkBytes(2),
+      mediaId,
+    );
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toEqual({
+      code: "CONFLICT",
+      detail:
+        "This upload is of another file: its fingerprint differs. Start a new upload for this file; nothing was stored.",
+    });
+    expect(await listUploads(b)).toEqual([
+      expect.objectContaining({ received_chunks: [1], state: "uploading" }),
+    ]);
+  });
+
+  it("refuses the chunk that makes the file differ from its declared size (422) and keeps the others", async () => {
+    const { b } = await openPull();
+    const mediaId = (await b.chunk("POST", firstFields(), chunkBytes(1))).json().id as number;
+    const put = (n: number, bytes: Buffer) =>
+      b.chunk("PUT", { current_chunk: String(n), fingerprint: PRINT }, bytes, mediaId);
+    expect((await put(2, chunkBytes(2))).statusCode).toBe(200);
+    // The last chunk of a shorter file with the same name and chunk count.
+    const mixed = await put(3, Buffer.alloc(40, 7));
+    expect(mixed.statusCode).toBe(422);
+    expect(mixed.json()).toEqual({
+      code: "UNPROCESSABLE_ENTITY",
+      detail: `The file was declared at ${FILE.length} bytes, but with this chunk its chunks add up to ${2 * CHUNK + 40} bytes. The chunk was not stored; the upload stays incomplete.`,
+    });
+    expect(await listUploads(b)).toEqual([
+      expect.objectContaining({ received_chunks: [1, 2], state: "uploading" }),
+    ]);
+    const done = await put(3, chunkBytes(3));
+    expect(done.json()).toMatchObject({ state: "available", bytes: FILE.length });
+  });
+});
+
 describe("two-factor", () => {
-  it("keeps the lockout under a burst of twenty parallel wrong codes: five counted, then locked", async () => {
-    const req = await createRequest({ type: "pull", tfa_send_to: "sms", tfa_send_to_value: "+15555550999" });
-    const b = new Browser(req.identifier);
-    await b.get();
+  /** Opens the page of a new pull request with SMS two-factor to `phone`. */
+  const openSmsPull = (phone: string) => openPull({ tfa_send_to: "sms", tfa_send_to_value: phone });
+
+  /** Sends a code from the page `b` shows and reads it from the captured SMS to `phone`. */
+  async function sendCode(b: Browser, phone: string): Promise<string> {
     await b.post("tfa/send", {});
-    const code = await capturedCode("+15555550999");
+    return capturedCode(phone);
+  }
+
+  /** A six-digit code other than `code`. */
+  const wrongCode = (code: string) => (code === "000000" ? "111111" : "000000");
+
+  /** Enters five wrong codes, which locks the code. */
+  async function lockCode(b: Browser, code: string): Promise<void> {
+    for (let i = 0; i < 5; i++) await b.post("tfa/verify", { code: wrongCode(code) });
+  }
+
+  it("keeps the lockout under a burst of twenty parallel wrong codes: five counted, then locked", async () => {
+    const { req, b } = await openSmsPull("+15555550999");
+    const code = await sendCode(b, "+15555550999");
     const guesses = Array.from({ length: 20 }, (_, i) =>
       String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"),
     );
     const answers = await Promise.all(guesses.map((g) => b.post("tfa/verify", { code: g })));
     expect(answers.filter((r) => r.body.includes("That code is not correct.")).length).toBeLessThanOrEqual(4);
-    const row = await t.container.database.db
+    const row = await t.ferry.database.db
       .selectFrom("recipient_tfa_codes")
       .select("attempts")
       .where("request_id", "=", req.id as number)
@@ -348,97 +539,126 @@ describe("two-factor", () => {
     expect(right.body).toContain("this code is locked");
   });
 
-  it("masks the destination, locks after five wrong codes, and accepts a fresh code into a Lax, HttpOnly, path-scoped session", async () => {
-    const req = await createRequest({ type: "pull", tfa_send_to: "sms", tfa_send_to_value: "+15555554567" });
-    const b = new Browser(req.identifier);
-    const page = await b.get();
+  it("shows the masked phone number instead of the uploader", async () => {
+    const { page } = await openSmsPull("+15555554567");
     expect(page.body).toContain("<strong>+1******4567</strong>");
     expect(page.body).not.toContain("file-input");
-    // Uploads and Submit need the session.
-    expect(
-      (
-        await b.chunk(
-          "POST",
-          { name: "a.txt", size: "1", total_chunks: "1", current_chunk: "1" },
-          Buffer.from("a"),
-        )
-      ).statusCode,
-    ).toBe(403);
+  });
 
+  it("shows the masked email address", async () => {
+    const { page } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "jane@example.com" });
+    expect(page.body).toContain("<strong>j***@example.com</strong>");
+  });
+
+  it("refuses uploads before the code is verified (403)", async () => {
+    const { b } = await openSmsPull("+15555554567");
+    const res = await b.chunk(
+      "POST",
+      { name: "a.txt", size: "1", total_chunks: "1", current_chunk: "1" },
+      Buffer.from("a"),
+    );
+    expect(res.statusCode).toBe(403);
+  });
+
+  it("redirects to the page with a notice once a code is sent", async () => {
+    const { b } = await openSmsPull("+15555554567");
     const sent = await b.post("tfa/send", {});
     expect(sent.statusCode).toBe(303);
     expect(sent.headers.location).toBe(`${b.base}?notice=sent`);
-    const code = await capturedCode("+15555554567");
-    const wrong = code === "000000" ? "111111" : "000000";
+  });
+
+  it("tells how many attempts are left after each wrong code", async () => {
+    const { b } = await openSmsPull("+15555554568");
+    const code = await sendCode(b, "+15555554568");
     for (let i = 1; i <= 4; i++) {
-      const res = await b.post("tfa/verify", { code: wrong });
+      const res = await b.post("tfa/verify", { code: wrongCode(code) });
       expect(res.statusCode).toBe(400);
       expect(res.body).toContain(
         `That code is not correct. ${5 - i} ${5 - i === 1 ? "attempt" : "attempts"} left.`,
       );
     }
-    const fifth = await b.post("tfa/verify", { code: wrong });
+  });
+
+  it("locks the code after five wrong entries, even against the right code", async () => {
+    const { b } = await openSmsPull("+15555554569");
+    const code = await sendCode(b, "+15555554569");
+    for (let i = 1; i <= 4; i++) await b.post("tfa/verify", { code: wrongCode(code) });
+    const fifth = await b.post("tfa/verify", { code: wrongCode(code) });
     expect(fifth.body).toContain("Too many wrong codes: this code is locked. Send a new code to try again.");
     const lockedRight = await b.post("tfa/verify", { code });
     expect(lockedRight.statusCode).toBe(400);
     expect(lockedRight.body).toContain("this code is locked");
     expect(b.cookies.has("ferry_tfa")).toBe(false);
+  });
 
-    await b.post("tfa/send", {});
-    const fresh = await capturedCode("+15555554567");
-    const ok = await b.post("tfa/verify", { code: fresh });
+  it("accepts a new code sent after a lock", async () => {
+    const { b } = await openSmsPull("+15555554570");
+    await lockCode(b, await sendCode(b, "+15555554570"));
+    const fresh = await sendCode(b, "+15555554570");
+    expect((await b.post("tfa/verify", { code: fresh })).statusCode).toBe(303);
+  });
+
+  it("starts a Lax, HttpOnly, path-scoped session on the right code", async () => {
+    const { req, b } = await openSmsPull("+15555554571");
+    const ok = await b.post("tfa/verify", { code: await sendCode(b, "+15555554571") });
     expect(ok.statusCode).toBe(303);
     const cookie = (ok.headers["set-cookie"] as string[] | string).toString();
     expect(cookie).toMatch(
       new RegExp(`^ferry_tfa=[^;]+; Path=/r/${req.identifier}/; Max-Age=28800; HttpOnly; SameSite=Lax$`),
     );
-    const unlocked = await b.get();
-    expect(unlocked.body).toContain('id="file-input"');
+  });
+
+  it("shows the uploader once the session is set", async () => {
+    const { b } = await openSmsPull("+15555554572");
+    await b.post("tfa/verify", { code: await sendCode(b, "+15555554572") });
+    expect((await b.get()).body).toContain('id="file-input"');
+  });
+
+  it("counts every code sent in the request's tfa_times_sent", async () => {
+    const { req, b } = await openSmsPull("+15555554573");
+    await lockCode(b, await sendCode(b, "+15555554573"));
+    await sendCode(b, "+15555554573");
     const view = (
       await t.app.inject({ method: "GET", url: `/v1/request/${req.id}/`, headers: owner.headers })
     ).json();
     expect(view.tfa_times_sent).toBe(2);
-    // The same code is single-use, and a session of one request does not open another.
+  });
+
+  it("does not open another request with the session of one", async () => {
+    const { b } = await openSmsPull("+15555554574");
+    await b.post("tfa/verify", { code: await sendCode(b, "+15555554574") });
     const other = await createRequest({
       type: "pull",
       tfa_send_to: "sms",
-      tfa_send_to_value: "+15555554567",
+      tfa_send_to_value: "+15555554574",
     });
     const stolen = await t.app.inject({ method: "GET", url: `/r/${other.identifier}/`, headers: b.header() });
     expect(stolen.body).toContain("Verify it's you");
   });
 
-  it("refuses an expired code, a code of another request, and a fourth send within 15 minutes", async () => {
-    const a = await createRequest({
-      type: "pull",
-      tfa_send_to: "email",
-      tfa_send_to_value: "jane@example.com",
-    });
-    const other = await createRequest({
-      type: "pull",
-      tfa_send_to: "email",
-      tfa_send_to_value: "other@example.com",
-    });
-    const b = new Browser(a.identifier);
-    expect((await b.get()).body).toContain("<strong>j***@example.com</strong>");
-    await b.post("tfa/send", {});
-    const code = await capturedCode("jane@example.com");
+  it("refuses an expired code", async () => {
+    const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "jane@example.com" });
+    const code = await sendCode(b, "jane@example.com");
     t.clock.advance(10 * 60_000 + 1000);
     const expired = await b.post("tfa/verify", { code });
     expect(expired.statusCode).toBe(400);
     expect(expired.body).toContain("This code has expired. Send a new code.");
+  });
 
-    const ob = new Browser(other.identifier);
-    await ob.get();
-    await ob.post("tfa/send", {});
-    const otherCode = await capturedCode("other@example.com");
-    await b.post("tfa/send", {});
-    const mine = await capturedCode("jane@example.com");
+  it("refuses a code sent for another request", async () => {
+    const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "mine@example.com" });
+    const { b: ob } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "other@example.com" });
+    const otherCode = await sendCode(ob, "other@example.com");
+    const mine = await sendCode(b, "mine@example.com");
     if (otherCode !== mine) {
       const foreign = await b.post("tfa/verify", { code: otherCode });
       expect(foreign.body).toContain("That code is not correct.");
     }
-    await b.post("tfa/send", {});
+  });
+
+  it("refuses a fourth code within 15 minutes with 429 and Retry-After", async () => {
+    const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "limit@example.com" });
+    for (let i = 0; i < 3; i++) await b.post("tfa/send", {});
     const limited = await b.post("tfa/send", {});
     expect(limited.statusCode).toBe(429);
     expect(limited.body).toContain("Too many codes were sent. You can request a new code in");
@@ -447,12 +667,16 @@ describe("two-factor", () => {
 });
 
 describe("push page and states", () => {
-  it("shows an expired page for an expired push and the SANDBOX banner in sandbox", async () => {
+  it("shows the SANDBOX banner in a sandbox deployment", async () => {
     const req = await createRequest({ type: "push", message: "Your files" });
     const live = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
     expect(live.statusCode).toBe(200);
     expect(live.body).toContain("SANDBOX");
     expect(live.body).toContain("Files (0)");
+  });
+
+  it("expires a push request through the sandbox helper", async () => {
+    const req = await createRequest({ type: "push", message: "Your files" });
     const expire = await t.app.inject({
       method: "POST",
       url: `/v1/sandbox/request/${req.id}/expire/`,
@@ -460,24 +684,37 @@ describe("push page and states", () => {
     });
     expect(expire.statusCode, expire.body).toBe(200);
     expect(expire.json()).toMatchObject({ id: req.id, complete: true, is_expired: true });
+  });
+
+  it("shows the expired page (410) for an expired push request", async () => {
+    const req = await createRequest({ type: "push", message: "Your files" });
+    await t.app.inject({
+      method: "POST",
+      url: `/v1/sandbox/request/${req.id}/expire/`,
+      headers: owner.headers,
+    });
     const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
     expect(page.statusCode).toBe(410);
     expect(page.body).toContain("This request has expired");
   });
 
+  /** Completes pull request `id` through the sandbox helper. */
+  const completeBySandbox = (id: number, payload: object) =>
+    t.app.inject({
+      method: "POST",
+      url: `/v1/sandbox/request/${id}/complete/`,
+      headers: owner.headers,
+      payload,
+    });
+
   it("completes a pull through the sandbox helper with generated files", async () => {
     const req = await createRequest({ type: "pull" });
-    const res = await t.app.inject({
-      method: "POST",
-      url: `/v1/sandbox/request/${req.id}/complete/`,
-      headers: owner.headers,
-      payload: {
-        receiver_message: "from the helper",
-        files: [
-          { name: "a.txt", content: "hello" },
-          { name: "b.bin", bytes: 5000 },
-        ],
-      },
+    const res = await completeBySandbox(req.id, {
+      receiver_message: "from the helper",
+      files: [
+        { name: "a.txt", content: "hello" },
+        { name: "b.bin", bytes: 5000 },
+      ],
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ complete: true, receiver_message: "from the helper" });
@@ -490,75 +727,66 @@ describe("push page and states", () => {
         ["b.bin", 5000, "available"],
       ]),
     );
-    const again = await t.app.inject({
-      method: "POST",
-      url: `/v1/sandbox/request/${req.id}/complete/`,
-      headers: owner.headers,
-      payload: {},
-    });
-    expect(again.statusCode).toBe(422);
+  });
+
+  it("refuses to complete a request the sandbox helper already completed (422)", async () => {
+    const req = await createRequest({ type: "pull" });
+    expect((await completeBySandbox(req.id, {})).statusCode).toBe(200);
+    expect((await completeBySandbox(req.id, {})).statusCode).toBe(422);
   });
 });
 
-describe("branding", () => {
-  it("stores CSS and a logo, serves them from Ferry's origin after the default stylesheet, and refuses oversize CSS", async () => {
-    const png = Buffer.from(
-      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
-      "base64",
-    );
-    const css = ":root { --fy-accent: #7a1fa2; }";
+describe("branding on the pages", () => {
+  const png = Buffer.from(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+    "base64",
+  );
+  const css = ":root { --fy-accent: #7a1fa2; }";
+  let identifier: string;
+  let page: string;
+
+  beforeAll(async () => {
+    const branded = await createTestAccount(t);
     const put = await t.app.inject({
       method: "PUT",
       url: "/v1/branding/",
-      headers: owner.headers,
+      headers: branded.headers,
       payload: { css, logo: png.toString("base64") },
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json()).toEqual({
-      css,
-      css_bytes: css.length,
-      logo: {
-        content_type: "image/png",
-        bytes: png.length,
-        sha256: createHash("sha256").update(png).digest("hex"),
-      },
-      recipient_host: null,
-      updated: toTimestamp(t.clock.now()),
-    });
-    const req = await createRequest({ type: "pull" });
-    const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
-    const links = [...page.body.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
+    identifier = (await createRequest({ type: "pull" }, branded)).identifier;
+    page = (await t.app.inject({ method: "GET", url: `/r/${identifier}/` })).body;
+  });
+
+  const stylesheets = () => [...page.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
+
+  it("links the account's stylesheet after the default one", () => {
+    const links = stylesheets();
     expect(links[0]).toBe("/static/recipient.css");
-    expect(links[1]).toMatch(new RegExp(`^/r/${req.identifier}/brand\\.css\\?v=`));
-    const sheet = await t.app.inject({ method: "GET", url: links[1]! });
+    expect(links[1]).toMatch(new RegExp(`^/r/${identifier}/brand\\.css\\?v=`));
+  });
+
+  it("serves the account's stylesheet as CSS from Ferry's origin", async () => {
+    const sheet = await t.app.inject({ method: "GET", url: stylesheets()[1]! });
     expect(sheet.headers["content-type"]).toBe("text/css; charset=utf-8");
     expect(sheet.body).toBe(css);
-    const logoUrl = /<img class="fy-logo" src="([^"]+)"/.exec(page.body)![1]!;
+  });
+
+  it("shows and serves the account's logo", async () => {
+    const logoUrl = /<img class="fy-logo" src="([^"]+)"/.exec(page)![1]!;
     const logo = await t.app.inject({ method: "GET", url: logoUrl });
     expect(logo.headers["content-type"]).toBe("image/png");
     expect(logo.rawPayload.equals(png)).toBe(true);
-
-    const big = await t.app.inject({
-      method: "PUT",
-      url: "/v1/branding/",
-      headers: owner.headers,
-      payload: { css: "a".repeat(100 * 1024 + 1) },
-    });
-    expect(big.statusCode).toBe(400);
-    expect(big.json()).toEqual({ css: ["Ensure the stylesheet has no more than 102400 bytes."] });
-    const svg = await t.app.inject({
-      method: "PUT",
-      url: "/v1/branding/",
-      headers: owner.headers,
-      payload: { logo: Buffer.from("<svg/>").toString("base64") },
-    });
-    expect(svg.json()).toEqual({ logo: ["Upload a PNG, JPEG, GIF or WebP image."] });
   });
 });
 
-describe("custom recipient host and page weight", () => {
-  it("serves an account's requests on its own host, refuses a host held by another account, and clears on DELETE", async () => {
-    const acct = await createTestAccount(t);
+describe("custom recipient host", () => {
+  let mine: Json;
+  let theirs: Json;
+  let acct: TestAccount;
+
+  beforeAll(async () => {
+    acct = await createTestAccount(t);
     const other = await createTestAccount(t);
     const put = await t.app.inject({
       method: "PUT",
@@ -566,71 +794,41 @@ describe("custom recipient host and page weight", () => {
       headers: acct.headers,
       payload: { recipient_host: "Files.Acme.Test" },
     });
-    expect(put.json()).toMatchObject({ recipient_host: "files.acme.test", css: "", logo: null });
-    const taken = await t.app.inject({
-      method: "PUT",
-      url: "/v1/branding/",
-      headers: other.headers,
-      payload: { recipient_host: "files.acme.test" },
-    });
-    expect(taken.statusCode).toBe(409);
-    expect(taken.json()).toEqual({
-      code: "CONFLICT",
-      detail: "This recipient host name is used by another account.",
-    });
-    const bad = await t.app.inject({
-      method: "PUT",
-      url: "/v1/branding/",
-      headers: other.headers,
-      payload: { recipient_host: "not a host" },
-    });
-    expect(bad.json()).toEqual({ recipient_host: ["Enter a valid host name, e.g. files.example.com."] });
+    expect(put.statusCode, put.body).toBe(200);
+    mine = await createRequest({ type: "pull" }, acct);
+    theirs = await createRequest({ type: "pull" }, other);
+  });
 
-    const mine = await createRequest({ type: "pull" }, acct);
-    const theirs = await createRequest({ type: "pull" }, other);
-    expect(
-      (
-        await t.app.inject({
-          method: "GET",
-          url: `/r/${mine.identifier}/`,
-          headers: { host: "files.acme.test" },
-        })
-      ).statusCode,
-    ).toBe(200);
-    expect(
-      (
-        await t.app.inject({
-          method: "GET",
-          url: `/r/${theirs.identifier}/`,
-          headers: { host: "files.acme.test" },
-        })
-      ).statusCode,
-    ).toBe(404);
+  const onAcmeHost = (identifier: string) =>
+    t.app.inject({ method: "GET", url: `/r/${identifier}/`, headers: { host: "files.acme.test" } });
 
-    expect(
-      (await t.app.inject({ method: "GET", url: "/v1/branding/", headers: acct.headers })).statusCode,
-    ).toBe(200);
+  it("serves the account's requests on its host", async () => {
+    expect((await onAcmeHost(mine.identifier)).statusCode).toBe(200);
+  });
+
+  it("answers 404 for another account's request on that host", async () => {
+    expect((await onAcmeHost(theirs.identifier)).statusCode).toBe(404);
+  });
+
+  it("serves any account's requests on a host nobody claims any more", async () => {
     expect(
       (await t.app.inject({ method: "DELETE", url: "/v1/branding/", headers: acct.headers })).statusCode,
     ).toBe(204);
-    expect(
-      (await t.app.inject({ method: "GET", url: "/v1/branding/", headers: acct.headers })).statusCode,
-    ).toBe(404);
-    expect(
-      (
-        await t.app.inject({
-          method: "GET",
-          url: `/r/${theirs.identifier}/`,
-          headers: { host: "files.acme.test" },
-        })
-      ).statusCode,
-    ).toBe(200);
+    expect((await onAcmeHost(theirs.identifier)).statusCode).toBe(200);
   });
+});
 
-  it("links requests to the custom host everywhere: Request object, email, SMS, merge tag and callback body", async () => {
-    const acct = await createTestAccount(t);
-    const api = (method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: object) =>
-      t.app.inject({ method, url, headers: acct.headers, ...(payload ? { payload } : {}) });
+describe("links to a custom recipient host", () => {
+  let acct: TestAccount;
+  let req: Json;
+  let templated: Json;
+  let url: string;
+  let outbox: Json[];
+  const api = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, payload?: object) =>
+    t.app.inject({ method, url: path, headers: acct.headers, ...(payload ? { payload } : {}) });
+
+  beforeAll(async () => {
+    acct = await createTestAccount(t);
     expect((await api("PUT", "/v1/branding/", { recipient_host: "files.links.test" })).statusCode).toBe(200);
     expect(
       (
@@ -641,7 +839,7 @@ describe("custom recipient host and page weight", () => {
         })
       ).statusCode,
     ).toBe(201);
-    const req = await createRequestWithContacts(
+    req = await createRequestWithContacts(
       t,
       acct,
       [
@@ -654,60 +852,88 @@ describe("custom recipient host and page weight", () => {
       ],
       { short_message: "Upload please", long_message: "Hello" },
     );
-    const templated = await createRequestWithContacts(
-      t,
-      acct,
-      [{ methods: [["email", "tpl@example.com"]] }],
-      {
-        email_template_slug: "linked",
-      },
-    );
+    templated = await createRequestWithContacts(t, acct, [{ methods: [["email", "tpl@example.com"]] }], {
+      email_template_slug: "linked",
+    });
     // The scheme comes from PUBLIC_BASE_URL (http://ferry.test), the host from the branding.
-    const url = `http://files.links.test/r/${req.identifier}/`;
+    url = `http://files.links.test/r/${req.identifier}/`;
+    expect((await sendNotification(t, acct, req.id)).status).toBe(200);
+    expect((await sendNotification(t, acct, templated.id)).status).toBe(200);
+    await runNotificationJobs(t);
+    outbox = (await api("GET", "/v1/sandbox/messages/")).json().results as Json[];
+  });
+
+  it("puts the host in the Request object's messages, when created, read and listed", async () => {
     const detail = (await api("GET", `/v1/request/${req.id}/`)).json();
     expect(detail.short_message).toBe(`Upload please ${url}`);
     expect(detail.long_message).toBe(`Hello<br>\n<a href="${url}">${url}</a>`);
     expect(req.short_message).toBe(detail.short_message);
     const listed = (await api("GET", "/v1/request/")).json().results as Json[];
     expect(listed.find((r) => r.id === req.id)?.short_message).toBe(`Upload please ${url}`);
+  });
 
-    expect((await sendNotification(t, acct, req.id)).status).toBe(200);
-    expect((await sendNotification(t, acct, templated.id)).status).toBe(200);
-    await runNotificationJobs(t);
-    const outbox = (await api("GET", "/v1/sandbox/messages/")).json().results as Json[];
+  it("puts the host in the SMS", () => {
     const sms = outbox.find((m) => m.to === "+14155550177")!;
-    const mail = outbox.find((m) => m.to === "lin@example.com")!;
-    const merged = outbox.find((m) => m.to === "tpl@example.com")!;
     expect(sms.text).toBe(`[SANDBOX] Upload please ${url}`);
     expect(sms.links).toEqual([url]);
+    expect(JSON.stringify(sms)).not.toContain("ferry.test/r/");
+  });
+
+  it("puts the host in the email", () => {
+    const mail = outbox.find((m) => m.to === "lin@example.com")!;
     expect(mail.links).toEqual([url]);
     expect(mail.text).toContain(url);
     expect(mail.html).toContain(`<a href="${url}"`);
+    expect(JSON.stringify(mail)).not.toContain("ferry.test/r/");
+  });
+
+  it("puts the host in a template's recipient_url merge tag", () => {
+    const merged = outbox.find((m) => m.to === "tpl@example.com")!;
     const mergedUrl = `http://files.links.test/r/${templated.identifier}/`;
     expect(merged.html).toContain(`<p>Open ${mergedUrl} now</p>`);
     expect(merged.links).toEqual([mergedUrl]);
-    for (const m of [sms, mail, merged]) expect(JSON.stringify(m)).not.toContain("ferry.test/r/");
+    expect(JSON.stringify(merged)).not.toContain("ferry.test/r/");
+  });
+
+  it("puts the host in callback bodies", async () => {
     const events = await callbackEvents(t, req.id);
     expect(events.length).toBe(2);
     for (const e of events) expect(e.body.request.short_message).toBe(`Upload please ${url}`);
+  });
 
-    // Without a host, links go back to PUBLIC_BASE_URL.
+  it("goes back to PUBLIC_BASE_URL once the branding is deleted", async () => {
     expect((await api("DELETE", "/v1/branding/")).statusCode).toBe(204);
     expect((await api("GET", `/v1/request/${req.id}/`)).json().short_message).toBe(
       `Upload please http://ferry.test/r/${req.identifier}/`,
     );
   });
+});
 
-  it("keeps page HTML under 30 KB and first-party JS plus CSS under 150 KB gzipped", async () => {
+describe("page weight", () => {
+  const ASSETS = ["/static/recipient.js", "/static/recipient.css"];
+  const gzipped = (url: string) =>
+    t.app.inject({ method: "GET", url, headers: { "accept-encoding": "gzip" } });
+
+  it("keeps page HTML under 30 KB", async () => {
     const req = await createRequest({ type: "pull", message: "m".repeat(2000) });
     const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
     expect(page.body.length).toBeLessThan(30 * 1024);
+  });
+
+  it("keeps first-party JS plus CSS under 150 KB gzipped", async () => {
     let gz = 0;
-    for (const url of ["/static/recipient.js", "/static/recipient.css"]) {
-      const res = await t.app.inject({ method: "GET", url, headers: { "accept-encoding": "gzip" } });
+    for (const url of ASSETS) {
+      const res = await gzipped(url);
       expect(res.statusCode).toBe(200);
       expect(res.headers["content-encoding"]).toBe("gzip");
       gz += res.rawPayload.length;
+    }
+    expect(gz).toBeLessThan(150 * 1024);
+  });
+
+  it("answers 304 to a revalidation of the static assets with their ETag", async () => {
+    for (const url of ASSETS) {
+      const res = await gzipped(url);
       const again = await t.app.inject({
         method: "GET",
         url,
@@ -715,47 +941,62 @@ describe("custom recipient host and page weight", () => {
       });
       expect(again.statusCode).toBe(304);
     }
-    expect(gz).toBeLessThan(150 * 1024);
   });
 });
 
 describe("rate limits", () => {
-  it("answers 429 with Retry-After past the per-identifier limit: an HTML page for page loads, JSON for upload calls", async () => {
-    const limited = await createTestApp({ RECIPIENT_RATE_LIMIT_PER_IDENTIFIER: "3" });
-    try {
-      const who = await createTestAccount(limited);
-      const res = await limited.app.inject({
+  let limited: TestApp;
+  let who: TestAccount;
+
+  beforeAll(async () => {
+    limited = await createTestApp({ RECIPIENT_RATE_LIMIT_PER_IDENTIFIER: "3" });
+    who = await createTestAccount(limited);
+  });
+  afterAll(() => limited?.close());
+
+  /** A new pull request's identifier whose three allowed page loads are used up. */
+  async function exhaustedLink(): Promise<string> {
+    const res = await limited.app.inject({
+      method: "POST",
+      url: "/v1/request/",
+      headers: who.headers,
+      payload: { type: "pull" },
+    });
+    const { identifier } = res.json();
+    for (let i = 0; i < 3; i++)
+      expect((await limited.app.inject({ method: "GET", url: `/r/${identifier}/` })).statusCode).toBe(200);
+    return identifier;
+  }
+
+  it("answers page loads past the per-identifier limit with a 429 HTML page and Retry-After", async () => {
+    const identifier = await exhaustedLink();
+    const page = await limited.app.inject({ method: "GET", url: `/r/${identifier}/` });
+    expect(page.statusCode).toBe(429);
+    expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(page.headers["cache-control"]).toBe("no-store");
+    expect(Number(page.headers["retry-after"])).toBeGreaterThan(0);
+    expect(page.body).toContain("Too many requests. Wait a minute, then reload the page.");
+  });
+
+  it("answers upload calls past the limit with a 429 JSON error", async () => {
+    const identifier = await exhaustedLink();
+    const upload = await limited.app.inject({ method: "GET", url: `/r/${identifier}/uploads` });
+    expect(upload.statusCode).toBe(429);
+    expect(upload.json()).toMatchObject({ code: "RATE_LIMIT_REACHED" });
+  });
+
+  it("counts each link on its own", async () => {
+    await exhaustedLink();
+    const other = (
+      await limited.app.inject({
         method: "POST",
         url: "/v1/request/",
         headers: who.headers,
         payload: { type: "pull" },
-      });
-      const { identifier } = res.json();
-      for (let i = 0; i < 3; i++)
-        expect((await limited.app.inject({ method: "GET", url: `/r/${identifier}/` })).statusCode).toBe(200);
-      const page = await limited.app.inject({ method: "GET", url: `/r/${identifier}/` });
-      expect(page.statusCode).toBe(429);
-      expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
-      expect(page.headers["cache-control"]).toBe("no-store");
-      expect(Number(page.headers["retry-after"])).toBeGreaterThan(0);
-      expect(page.body).toContain("Too many requests. Wait a minute, then reload the page.");
-      const upload = await limited.app.inject({ method: "GET", url: `/r/${identifier}/uploads` });
-      expect(upload.statusCode).toBe(429);
-      expect(upload.json()).toMatchObject({ code: "RATE_LIMIT_REACHED" });
-      // Another link is counted on its own.
-      const other = (
-        await limited.app.inject({
-          method: "POST",
-          url: "/v1/request/",
-          headers: who.headers,
-          payload: { type: "pull" },
-        })
-      ).json();
-      expect((await limited.app.inject({ method: "GET", url: `/r/${other.identifier}/` })).statusCode).toBe(
-        200,
-      );
-    } finally {
-      await limited.close();
-    }
+      })
+    ).json();
+    expect((await limited.app.inject({ method: "GET", url: `/r/${other.identifier}/` })).statusCode).toBe(
+      200,
+    );
   });
 });

@@ -1,11 +1,12 @@
 import type { Database, Executor } from "../../db/database.js";
+import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound } from "../../shared/errors.js";
+import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/audit.writer.js";
-import type { AuthContext } from "../auth/auth.service.js";
-import { FieldErrors, parseRowId, requireObjectBody } from "../contacts/contacts.validation.js";
+import { FieldErrors, requireObjectBody } from "../../shared/validation.js";
+import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/index.js";
 import { presentRequester, type RequesterView } from "./requesters.presenter.js";
 import {
   countRequesters,
@@ -73,7 +74,7 @@ export class RequestersService {
   }
 
   private async require(ex: Executor, accountId: number, rawId: string): Promise<RequesterRow> {
-    const id = parseRowId(rawId);
+    const id = parseId(rawId);
     const row = id === undefined ? undefined : await findRequester(ex, accountId, id);
     if (!row) throw notFound("Requester");
     return row;
@@ -106,7 +107,7 @@ export class RequestersService {
 
   /**
    * DELETE /v1/requester/{id}/: allowed while requests name it; those requests fall back to the
-   * owner's profile (DESIGN §5). Audited ABA-0020.
+   * owner's profile. Audited ABA-0020.
    */
   async delete(auth: AuthContext, rawId: string): Promise<void> {
     await this.database.db.transaction().execute(async (trx) => {

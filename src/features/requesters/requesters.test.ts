@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiCaller, createTwoAccountApp } from "../../../test/helpers/api.js";
-import { createTestAccount, type TestAccount, type TestApp } from "../../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { createTestAccount } from "../../../test/helpers/app.js";
+import { buildRequest, buildRequester } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 const PNG_1PX =
@@ -9,19 +10,8 @@ const JPEG_HEAD = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 
 const GIF = Buffer.from("GIF89a\x01\x00\x01\x00").toString("base64");
 
 describe("requesters API", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
-
-  beforeAll(async () => {
-    ({ t, owner, other } = await createTwoAccountApp());
-  });
-  afterAll(async () => t?.close());
-
-  const call = apiCaller(
-    () => t,
-    () => owner,
-  );
+  const h = useHarness({ other: true });
+  const { call } = h;
   const base = { first_name: "Sam", last_name: "Lee", email: "sam.lee@example.com" };
 
   it("creates a requester with every field and answers the full Requester object", async () => {
@@ -131,10 +121,8 @@ describe("requesters API", () => {
   });
 
   it("PATCH is partial, PUT replaces and requires first_name, last_name and email", async () => {
-    const created = (
-      await call("POST", "/v1/requester/", { ...base, role: "Advisor", twitter: "sam" })
-    ).json();
-    t.clock.advance(2000);
+    const created = await buildRequester(h.t, h.owner, { role: "Advisor", twitter: "sam" });
+    h.t.clock.advance(2000);
     const patched = await call("PATCH", `/v1/requester/${created.id}/`, {
       first_name: "Samantha",
       mobile: "+44 7700 900123",
@@ -166,9 +154,9 @@ describe("requesters API", () => {
   });
 
   it("lists newest first with pagination", async () => {
-    const fresh = await createTestAccount(t);
-    const a = (await call("POST", "/v1/requester/", base, fresh)).json();
-    const b = (await call("POST", "/v1/requester/", base, fresh)).json();
+    const fresh = await createTestAccount(h.t);
+    const a = await buildRequester(h.t, fresh);
+    const b = await buildRequester(h.t, fresh);
     const res = await call("GET", "/v1/requester/?page_size=1", undefined, fresh);
     expect(res.json()).toEqual({
       links: { previous: null, next: "http://ferry.test/v1/requester/?page=2&page_size=1" },
@@ -183,14 +171,14 @@ describe("requesters API", () => {
   });
 
   it("deletes a requester in use: its requests fall back to no requester", async () => {
-    const r = (await call("POST", "/v1/requester/", base)).json();
-    const req = (await call("POST", "/v1/request/", { requester: { id: r.id } })).json();
+    const r = await buildRequester(h.t, h.owner);
+    const req = await buildRequest(h.t, h.owner, { requester: { id: r.id } });
     expect(req.requester).toEqual(r);
     const del = await call("DELETE", `/v1/requester/${r.id}/`);
     expect(del.statusCode).toBe(204);
     expect((await call("GET", `/v1/requester/${r.id}/`)).statusCode).toBe(404);
     expect((await call("GET", `/v1/request/${req.id}/`)).json().requester).toBeNull();
-    const codes = await t.container.database.db
+    const codes = await h.t.ferry.database.db
       .selectFrom("audit_entries")
       .select(["code", "value"])
       .where("related_model", "=", "requester")
@@ -204,7 +192,8 @@ describe("requesters API", () => {
   });
 
   it("never crosses accounts", async () => {
-    const r = (await call("POST", "/v1/requester/", base)).json();
+    const { other } = h;
+    const r = await buildRequester(h.t, h.owner);
     const missing = (await call("GET", "/v1/requester/424242/", undefined, other)).json();
     for (const [method, payload] of [
       ["GET"],

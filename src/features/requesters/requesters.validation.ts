@@ -5,7 +5,7 @@ import {
   Messages,
   normaliseE164,
   readString,
-} from "../contacts/contacts.validation.js";
+} from "../../shared/validation.js";
 import type { RequesterFields } from "./requesters.repository.js";
 
 /** Largest decoded avatar image, in bytes. */

@@ -1,15 +1,10 @@
-import type { Selectable } from "kysely";
-import type { MediaTable, RequestsTable } from "../../db/schema.js";
-import { type ContactView, presentContactWithMethods } from "../contacts/contacts.presenter.js";
-import type { ContactWithMethods } from "../contacts/contacts.repository.js";
-import { type MediaInRequestView, presentMediaInRequest } from "../media/media.presenter.js";
-import { presentRequester, type RequesterView } from "../requesters/requesters.presenter.js";
-import type { RequesterRow } from "../requesters/requesters.repository.js";
+import { type ContactView, type ContactWithMethods, presentContactWithMethods } from "../contacts/index.js";
+import { type MediaInRequestView, type MediaRow, presentMediaInRequest } from "../media/index.js";
+import { presentRequester, type RequesterRow, type RequesterView } from "../requesters/index.js";
+import { generatedSubject } from "../templates/index.js";
+import type { RequestRow } from "./requests.repository.js";
 
-/** A request row. */
-export type RequestRow = Selectable<RequestsTable>;
-/** A media row. */
-export type MediaRow = Selectable<MediaTable>;
+export type { RequestRow };
 
 /** What a request is presented with besides its own row. */
 export interface RequestRelated {
@@ -25,7 +20,7 @@ export interface RequestRelated {
   recipientUrl: string;
 }
 
-/** The API Request object (spec: Request, plus CLIENTS.md item 18 and Ferry's pull-request limits). */
+/** The API Request object (spec: Request, plus the fields existing clients read and Ferry's pull-request limits). */
 export interface RequestView {
   id: number;
   identifier: string;
@@ -62,16 +57,6 @@ function escapeAttribute(value: string): string {
     .replaceAll('"', "&quot;")
     .replaceAll("<", "&lt;")
     .replaceAll(">", "&gt;");
-}
-
-/**
- * The email subject used when the owner gave none: names the requester, else the owner, else
- * nobody, and says whether files are sent (push) or asked for (pull).
- */
-export function generatedSubject(type: "push" | "pull", senderName: string): string {
-  const who = senderName.trim();
-  if (type === "push") return who ? `${who} has sent you files` : "You have received files";
-  return who ? `${who} has requested files from you` : "You have been asked to upload files";
 }
 
 /**

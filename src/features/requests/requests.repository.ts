@@ -1,7 +1,12 @@
-import type { Insertable, Updateable } from "kysely";
+import type { Insertable, Selectable, Updateable } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type { RequestsTable } from "../../db/schema.js";
-import type { MediaRow, RequestRow } from "./requests.presenter.js";
+
+/** A request row. */
+export type RequestRow = Selectable<RequestsTable>;
+
+/** Columns a request update sets. */
+export type RequestChanges = Updateable<RequestsTable>;
 
 /** Inserts a request. */
 export async function insertRequest(ex: Executor, values: Insertable<RequestsTable>): Promise<RequestRow> {
@@ -16,7 +21,12 @@ export async function findRequest(
   opts: { forUpdate?: boolean } = {},
 ): Promise<RequestRow | undefined> {
   // forUpdate locks the row until the transaction ends (PostgreSQL; SQLite serialises writers).
-  let q = ex.selectFrom("requests").selectAll().where("account_id", "=", accountId).where("id", "=", id);
+  let q = ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("kind", "=", "request");
   if (opts.forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
 }
@@ -26,7 +36,12 @@ export async function findRequestByIdentifier(
   ex: Executor,
   identifier: string,
 ): Promise<RequestRow | undefined> {
-  return ex.selectFrom("requests").selectAll().where("identifier", "=", identifier).executeTakeFirst();
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("identifier", "=", identifier)
+    .where("kind", "=", "request")
+    .executeTakeFirst();
 }
 
 /**
@@ -38,6 +53,7 @@ export function listRequestsQuery(ex: Executor, accountId: number, page: { offse
     .selectFrom("requests")
     .selectAll()
     .where("account_id", "=", accountId)
+    .where("kind", "=", "request")
     .orderBy("id", "desc")
     .limit(page.limit)
     .offset(page.offset);
@@ -57,7 +73,8 @@ export function countRequestsQuery(ex: Executor, accountId: number, sentOnly = f
   let q = ex
     .selectFrom("requests")
     .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("account_id", "=", accountId);
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "request");
   if (sentOnly) q = q.where("is_draft", "=", 0);
   return q;
 }
@@ -72,7 +89,7 @@ export async function countRequests(ex: Executor, accountId: number, sentOnly = 
 export async function updateRequestRow(
   ex: Executor,
   id: number,
-  values: Updateable<RequestsTable>,
+  values: RequestChanges,
 ): Promise<RequestRow> {
   return ex.updateTable("requests").set(values).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
 }
@@ -114,45 +131,307 @@ export async function contactLinksOf(
     .execute();
 }
 
-/** Media rows of the given requests, oldest first. */
-export async function mediaOfRequests(ex: Executor, requestIds: number[]): Promise<MediaRow[]> {
-  if (requestIds.length === 0) return [];
-  return ex.selectFrom("media").selectAll().where("request_id", "in", requestIds).orderBy("id").execute();
-}
-
-/** Number of the request's media still uploading (incomplete). */
-export async function countUploadingMedia(ex: Executor, requestId: number): Promise<number> {
-  const row = await ex
-    .selectFrom("media")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("request_id", "=", requestId)
-    .where("state", "=", "uploading")
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-/** The stored blobs of every part of the request's media (to delete once the rows are gone). */
-export async function blobsOfRequest(
+/** The id of an open sent request (not draft, not complete) that targets the contact, if any. */
+export async function findOpenSentRequestOfContact(
   ex: Executor,
-  requestId: number,
-): Promise<{ store: string; key: string }[]> {
-  const rows = await ex
-    .selectFrom("media_parts")
-    .innerJoin("media", "media.id", "media_parts.media_id")
-    .select(["media_parts.blob_store as store", "media_parts.blob_key as key"])
-    .where("media.request_id", "=", requestId)
-    .execute();
-  return rows.map((r) => ({ store: r.store, key: r.key }));
+  contactId: number,
+): Promise<number | undefined> {
+  const row = await ex
+    .selectFrom("request_contacts")
+    .innerJoin("requests", "requests.id", "request_contacts.request_id")
+    .select("requests.id")
+    .where("request_contacts.contact_id", "=", contactId)
+    .where("requests.kind", "=", "request")
+    .where("requests.is_draft", "=", 0)
+    .where("requests.complete", "=", 0)
+    .orderBy("requests.id", "asc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
 }
 
-/** The owner's name and settings JSON (accounts table, read-only). */
-export async function findAccountProfile(
+/** True while a request of the account that is not complete (draft or sent) names the template. */
+export async function isTemplateUsedByOpenRequest(
   ex: Executor,
   accountId: number,
-): Promise<{ name: string; email: string; settings: string } | undefined> {
-  return ex
-    .selectFrom("accounts")
-    .select(["name", "email", "settings"])
-    .where("id", "=", accountId)
+  slug: string,
+): Promise<boolean> {
+  const row = await ex
+    .selectFrom("requests")
+    .select("id")
+    .where("account_id", "=", accountId)
+    .where("email_template_slug", "=", slug)
+    .where("kind", "=", "request")
+    .where("complete", "=", 0)
     .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The request `id` of any account with the columns media rules read (undefined when absent). */
+export async function findRequestForMedia(ex: Executor, id: number) {
+  return ex
+    .selectFrom("requests")
+    .select([
+      "id",
+      "account_id",
+      "type",
+      "is_draft",
+      "complete",
+      "is_expired",
+      "expires_at",
+      "allowed_extensions",
+      "max_file_bytes",
+      "kind",
+    ])
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** The request's callback_url (undefined when the request is absent or not the account's). */
+export async function findRequestCallbackUrl(
+  ex: Executor,
+  accountId: number,
+  requestId: number,
+): Promise<{ callback_url: string | null } | undefined> {
+  return ex
+    .selectFrom("requests")
+    .select("callback_url")
+    .where("account_id", "=", accountId)
+    .where("id", "=", requestId)
+    .executeTakeFirst();
+}
+
+/** Mirrors a delivery outcome on its request (`callback_status`, `callback_tries`). */
+export async function updateRequestCallbackState(
+  ex: Executor,
+  requestId: number,
+  status: string,
+  countTry: boolean,
+): Promise<void> {
+  await ex
+    .updateTable("requests")
+    .set((eb) => ({
+      callback_status: status,
+      callback_tries: countTry ? eb("callback_tries", "+", 1) : eb.ref("callback_tries"),
+    }))
+    .where("id", "=", requestId)
+    .execute();
+}
+
+/** Locks a request row for the rest of the transaction (PostgreSQL; SQLite serialises writers anyway). */
+export async function lockRequestRow(ex: Executor, id: number, postgres: boolean): Promise<void> {
+  if (!postgres) return;
+  await ex.selectFrom("requests").select("id").where("id", "=", id).forUpdate().execute();
+}
+
+/**
+ * Serialises two-factor sends of one request (a no-op update takes the row lock on both
+ * dialects), so two racing clicks cannot both pass the send limit.
+ */
+export async function lockForTfaSend(ex: Executor, id: number): Promise<void> {
+  await ex
+    .updateTable("requests")
+    .set({ tfa_times_sent: (eb) => eb.ref("tfa_times_sent") })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Counts a two-factor code sent for the request (`tfa_times_sent`). */
+export async function countTfaSend(ex: Executor, id: number): Promise<void> {
+  await ex
+    .updateTable("requests")
+    .set((eb) => ({ tfa_times_sent: eb("tfa_times_sent", "+", 1) }))
+    .where("id", "=", id)
+    .execute();
+}
+
+/**
+ * Counts one two-factor attempt against the request's failures before it is checked, so parallel
+ * guesses can never test more than `max` codes in a row. Returns the new count, or undefined when
+ * the request is already locked (`max` failures).
+ */
+export async function reserveTfaFailure(ex: Executor, id: number, max: number): Promise<number | undefined> {
+  const row = await ex
+    .updateTable("requests")
+    .set((eb) => ({ tfa_failures: eb("tfa_failures", "+", 1) }))
+    .where("id", "=", id)
+    .where("tfa_failures", "<", max)
+    .returning("tfa_failures")
+    .executeTakeFirst();
+  return row ? Number(row.tfa_failures) : undefined;
+}
+
+/** Forgets the request's two-factor failures (a correct code, or the owner's reset). */
+export async function clearTfaFailures(ex: Executor, id: number): Promise<void> {
+  await ex.updateTable("requests").set({ tfa_failures: 0 }).where("id", "=", id).execute();
+}
+
+/** Sent push requests still open whose expires_at has passed (oldest first), at most `limit`. */
+export async function findDuePushExpiries(
+  ex: Executor,
+  now: string,
+  limit: number,
+): Promise<{ id: number; account_id: number }[]> {
+  return ex
+    .selectFrom("requests")
+    .select(["id", "account_id"])
+    .where("complete", "=", 0)
+    .where("expires_at", "is not", null)
+    .where("expires_at", "<=", now)
+    .where("type", "=", "push")
+    .where("is_draft", "=", 0)
+    .where("kind", "=", "request")
+    .orderBy("expires_at")
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Marks an open, sent push request expired (complete, is_expired, completed_at). Unless `force`,
+ * only when its expires_at has passed; with `force`, expires_at becomes `now`. False when nothing
+ * matched (already complete, or another worker got there first).
+ */
+export async function markPushExpired(
+  ex: Executor,
+  requestId: number,
+  now: string,
+  force: boolean,
+): Promise<boolean> {
+  let q = ex
+    .updateTable("requests")
+    .set({
+      complete: 1,
+      is_expired: 1,
+      completed_at: now,
+      updated: now,
+      ...(force ? { expires_at: now } : {}),
+    })
+    .where("id", "=", requestId)
+    .where("kind", "=", "request")
+    .where("type", "=", "push")
+    .where("is_draft", "=", 0)
+    .where("complete", "=", 0);
+  if (!force) q = q.where("expires_at", "is not", null).where("expires_at", "<=", now);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Marks an open pull request complete with the recipient's message; false when it was already complete. */
+export async function markPullComplete(
+  ex: Executor,
+  requestId: number,
+  receiverMessage: string | null,
+  now: string,
+): Promise<boolean> {
+  const res = await ex
+    .updateTable("requests")
+    .set({ complete: 1, receiver_message: receiverMessage, completed_at: now, updated: now })
+    .where("id", "=", requestId)
+    .where("kind", "=", "request")
+    .where("type", "=", "pull")
+    .where("complete", "=", 0)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * Inserts a container's row in the id space it shares with requests (kind 'container'): its
+ * account, public identifier, callback URL and requester. Returns the id.
+ */
+export async function insertContainerRow(
+  ex: Executor,
+  v: {
+    accountId: number;
+    identifier: string;
+    callbackUrl: string | null;
+    requesterId: number | null;
+    now: string;
+  },
+): Promise<number> {
+  const row = await ex
+    .insertInto("requests")
+    .values({
+      account_id: v.accountId,
+      identifier: v.identifier,
+      kind: "container",
+      type: "pull",
+      message: "",
+      requester_privatenotes: "",
+      is_draft: 1,
+      complete: 0,
+      is_expired: 0,
+      receiver_message: null,
+      short_message: "",
+      long_message_subject: "",
+      long_message: "",
+      callback_url: v.callbackUrl,
+      requester_id: v.requesterId,
+      email_template_slug: null,
+      tfa_send_to: null,
+      tfa_send_to_value: null,
+      tfa_times_sent: 0,
+      allowed_extensions: null,
+      max_file_bytes: null,
+      expires_at: null,
+      sent_at: null,
+      completed_at: null,
+      callback_status: null,
+      callback_tries: 0,
+      created: v.now,
+      updated: v.now,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A container's shared row (undefined when absent, foreign or not a container). */
+export async function findContainerRow(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<RequestRow | undefined> {
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("kind", "=", "container")
+    .executeTakeFirst();
+}
+
+/** A container's shared row by its public identifier (any account). */
+export async function findContainerRowByIdentifier(
+  ex: Executor,
+  identifier: string,
+): Promise<RequestRow | undefined> {
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("identifier", "=", identifier)
+    .where("kind", "=", "container")
+    .executeTakeFirst();
+}
+
+/** Changes a container's callback URL and requester (only the fields given). */
+export async function updateContainerRow(
+  ex: Executor,
+  id: number,
+  v: { callbackUrl?: string | null; requesterId?: number | null; now: string },
+): Promise<void> {
+  await ex
+    .updateTable("requests")
+    .set({
+      ...(v.callbackUrl !== undefined ? { callback_url: v.callbackUrl } : {}),
+      ...(v.requesterId !== undefined ? { requester_id: v.requesterId } : {}),
+      updated: v.now,
+    })
+    .where("id", "=", id)
+    .where("kind", "=", "container")
+    .execute();
+}
+
+/** Deletes a container's shared row (its container rows, media and events cascade). */
+export async function deleteContainerRow(ex: Executor, id: number): Promise<void> {
+  await ex.deleteFrom("requests").where("id", "=", id).where("kind", "=", "container").execute();
 }

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
-import { ContactInput, ContactSchema } from "../contacts/contacts.schemas.js";
-import { RequesterSchema } from "../requesters/requesters.schemas.js";
+import { ContactInputSchema as ContactInput, ContactSchema } from "../contacts/index.js";
+import { RequesterSchema } from "../requesters/index.js";
 
 const ts = "2026-01-15T10:00:00.000000Z";
 const Timestamp = (description = "UTC, ISO 8601 with microseconds.") =>
@@ -8,10 +8,20 @@ const Timestamp = (description = "UTC, ISO 8601 with microseconds.") =>
 const Nullable = (type: "string" | "integer", description: string, example: unknown) =>
   Type.Unsafe<string | number | null>({ type: [type, "null"], description, examples: [example] });
 
-/** A media item inside a request (spec: Media + `file` + CLIENTS.md item 17). */
+/** A media item inside a request (spec: Media, plus `file` and the fields existing clients read). */
 export const MediaSummarySchema = Type.Object({
   id: Type.Integer({ examples: [55] }),
   request: Type.Integer({ description: "ID of the owning request.", examples: [101] }),
+  feature: Nullable(
+    "integer",
+    "Always null for a request's file (set for files of container features).",
+    null,
+  ),
+  recipient: Nullable(
+    "integer",
+    "Always null for a request's file (set for files container recipients upload).",
+    null,
+  ),
   name: Type.String({ examples: ["contract.pdf"] }),
   content_type: Type.String({ examples: ["application/pdf"] }),
   bytes: Type.Integer({ examples: [48213] }),
@@ -75,7 +85,7 @@ const requestExample = {
   updated: ts,
 };
 
-/** Response schema of a Request (spec: Request, plus CLIENTS.md item 18 and Ferry's pull limits). */
+/** Response schema of a Request (spec: Request, plus the fields existing clients read and Ferry's pull limits). */
 export const RequestSchema = Type.Object(
   {
     id: Type.Integer({ examples: [101] }),

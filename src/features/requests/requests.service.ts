@@ -1,20 +1,19 @@
-import type { Updateable } from "kysely";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
-import type { RequestsTable } from "../../db/schema.js";
+import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable } from "../../shared/errors.js";
-import { randomId } from "../../shared/ids.js";
+import { parseId, randomId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/audit.writer.js";
-import type { AuthContext } from "../auth/auth.service.js";
-import { type BrandingService, recipientUrl } from "../branding/branding.service.js";
-import type { ContactWithMethods } from "../contacts/contacts.repository.js";
-import { type ContactsService, contactFields } from "../contacts/contacts.service.js";
-import { FieldErrors, Messages, parseRowId, requireObjectBody } from "../contacts/contacts.validation.js";
-import type { RequesterRow } from "../requesters/requesters.repository.js";
-import type { RequestersService } from "../requesters/requesters.service.js";
+import { FieldErrors, Messages, requireObjectBody } from "../../shared/validation.js";
+import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
+import { type BrandingService, recipientUrl } from "../branding/index.js";
+import { type ContactsService, type ContactWithMethods, contactFields } from "../contacts/index.js";
+import type { MediaService } from "../media/index.js";
+import type { RequesterRow, RequestersService } from "../requesters/index.js";
+import type { EmailTemplatesService } from "../templates/index.js";
 import {
   presentRequest,
   type RequestRelated,
@@ -22,23 +21,20 @@ import {
   type RequestView,
 } from "./requests.presenter.js";
 import {
-  blobsOfRequest,
   contactLinksOf,
   countRequests,
-  countUploadingMedia,
   deleteRequestRow,
-  findAccountProfile,
   findRequest,
   findRequestByIdentifier,
   insertRequest,
   listRequests,
-  mediaOfRequests,
+  type RequestChanges,
   setRequestContacts,
   updateRequestRow,
 } from "./requests.repository.js";
 import { checkTfa, parseRequestInput, type RequestInput } from "./requests.validation.js";
 
-/** Default push expiry when the account has no `push_expiry_days` setting (DESIGN §5). */
+/** Default push expiry when the account has no `push_expiry_days` setting. */
 export const DEFAULT_PUSH_EXPIRY_DAYS = 14;
 
 /** A request row with everything needed to present it. */
@@ -47,16 +43,28 @@ export interface LoadedRequest {
   related: RequestRelated;
 }
 
-/** Reads `push_expiry_days` from an account's settings JSON (1..3650, default 14). */
-export function pushExpiryDays(settingsJson: string | undefined): number {
-  try {
-    const days = (JSON.parse(settingsJson ?? "{}") as { push_expiry_days?: unknown }).push_expiry_days;
-    return typeof days === "number" && Number.isInteger(days) && days >= 1 && days <= 3650
-      ? days
-      : DEFAULT_PUSH_EXPIRY_DAYS;
-  } catch {
-    return DEFAULT_PUSH_EXPIRY_DAYS;
-  }
+/** Reads `push_expiry_days` from an account's settings (1..3650, default 14). */
+export function pushExpiryDays(settings: Record<string, unknown> | undefined): number {
+  const days = settings?.push_expiry_days;
+  return typeof days === "number" && Number.isInteger(days) && days >= 1 && days <= 3650
+    ? days
+    : DEFAULT_PUSH_EXPIRY_DAYS;
+}
+
+/** What the requests service works with. */
+export interface RequestsDeps {
+  database: Database;
+  config: Config;
+  clock: Clock;
+  audit: AuditWriter;
+  accounts: AccountsService;
+  contacts: ContactsService;
+  requesters: RequestersService;
+  /** The account's custom recipient host, for the recipient URL of its requests. */
+  branding: Pick<BrandingService, "recipientHost">;
+  /** Checks `email_template_slug` (422 when the account has no such template). */
+  templates: Pick<EmailTemplatesService, "requireTemplate">;
+  media: MediaService;
 }
 
 /** Names of the request fields an input sets (for audit values: names only, never contents). */
@@ -84,21 +92,31 @@ function changedFields(input: RequestInput): string[] {
     .map((k) => names[k]);
 }
 
-/** Requests (spec: Requests; DESIGN §4–5), scoped to the caller's account. */
+/** Requests (spec: Requests, States and transitions), scoped to the caller's account. */
 export class RequestsService {
-  constructor(
-    private readonly database: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly audit: AuditWriter,
-    private readonly jobs: { enqueue(ex: Executor, kind: string, payload: unknown): Promise<number> },
-    private readonly contacts: ContactsService,
-    private readonly requesters: RequestersService,
-    /** The account's custom recipient host, for the recipient URL of its requests (branding feature). */
-    private readonly branding: Pick<BrandingService, "recipientHost">,
-    /** Throws 422 when the account has no email template with this slug (notifications feature). */
-    private readonly requireTemplate: (ex: Executor, accountId: number, slug: string) => Promise<void>,
-  ) {}
+  private readonly database: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly audit: AuditWriter;
+  private readonly accounts: AccountsService;
+  private readonly contacts: ContactsService;
+  private readonly requesters: RequestersService;
+  private readonly branding: Pick<BrandingService, "recipientHost">;
+  private readonly templates: Pick<EmailTemplatesService, "requireTemplate">;
+  private readonly media: MediaService;
+
+  constructor(deps: RequestsDeps) {
+    this.database = deps.database;
+    this.config = deps.config;
+    this.clock = deps.clock;
+    this.audit = deps.audit;
+    this.accounts = deps.accounts;
+    this.contacts = deps.contacts;
+    this.requesters = deps.requesters;
+    this.branding = deps.branding;
+    this.templates = deps.templates;
+    this.media = deps.media;
+  }
 
   /** Row locks exist on PostgreSQL only; SQLite runs one write transaction at a time. */
   private get lockRows(): boolean {
@@ -170,7 +188,7 @@ export class RequestsService {
   }
 
   private async defaultExpiry(ex: Executor, accountId: number): Promise<string> {
-    const days = pushExpiryDays((await findAccountProfile(ex, accountId))?.settings);
+    const days = pushExpiryDays(await this.accounts.settings(ex, accountId));
     return toTimestamp(new Date(this.clock.now().getTime() + days * 86_400_000));
   }
 
@@ -193,7 +211,8 @@ export class RequestsService {
       let expiresAt = input.expiresAt ?? null;
       if (!isDraft && type === "push" && expiresAt === null)
         expiresAt = await this.defaultExpiry(trx, auth.accountId);
-      if (input.emailTemplateSlug) await this.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
+      if (input.emailTemplateSlug)
+        await this.templates.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
       const row = await insertRequest(trx, {
         account_id: auth.accountId,
         identifier: randomId(24),
@@ -233,7 +252,7 @@ export class RequestsService {
       // Everything related is already in hand: a new request has no media yet.
       const ownerName =
         !row.long_message_subject && !refs.requester
-          ? ((await findAccountProfile(trx, auth.accountId))?.name ?? "")
+          ? ((await this.accounts.profile(trx, auth.accountId))?.name ?? "")
           : "";
       const host = await this.branding.recipientHost(trx, auth.accountId);
       return presentRequest(row, {
@@ -265,7 +284,7 @@ export class RequestsService {
 
   /** GET /v1/request/{id}/: the request with its media; 404 for a missing or foreign id. */
   async get(auth: AuthContext, rawId: string): Promise<RequestView> {
-    const id = parseRowId(rawId);
+    const id = parseId(rawId);
     if (id === undefined) throw notFound("Request");
     return this.getRequestView(undefined, auth.accountId, id);
   }
@@ -307,7 +326,7 @@ export class RequestsService {
     ex: Executor | undefined,
     accountId: number,
   ): Promise<{ id: number; name: string; email: string } | undefined> {
-    const row = await findAccountProfile(ex ?? this.database.db, accountId);
+    const row = await this.accounts.profile(ex ?? this.database.db, accountId);
     return row && { id: accountId, name: row.name, email: row.email };
   }
 
@@ -322,14 +341,14 @@ export class RequestsService {
     const ids = rows.map((r) => r.id);
     const [links, media, requesters, profile, host] = await Promise.all([
       contactLinksOf(ex, ids),
-      mediaOfRequests(ex, ids),
+      this.media.rowsOfRequests(ex, ids),
       this.requesters.loadByIds(
         ex,
         rows.flatMap((r) => (r.requester_id ? [r.requester_id] : [])),
       ),
       // The owner's name only feeds a generated subject, needed when no subject and no requester.
       rows.some((r) => !r.long_message_subject && !r.requester_id)
-        ? findAccountProfile(ex, accountId)
+        ? this.accounts.profile(ex, accountId)
         : undefined,
       this.branding.recipientHost(ex, accountId),
     ]);
@@ -352,13 +371,13 @@ export class RequestsService {
   }
 
   /**
-   * PATCH /v1/request/{id}/: partial update with the state rules of DESIGN §4–5: a complete
+   * PATCH /v1/request/{id}/: partial update with the state rules: a complete
    * request is read-only (422); a sent request cannot become a draft or change type (422); draft →
    * sent (`is_draft: false`) is refused with 422 while any media is uploading, and gives a push
    * request its default expiry. A given `contact` list replaces the contacts. Audited ABA-0030.
    */
   async update(auth: AuthContext, rawId: string, body: unknown): Promise<RequestView> {
-    const id = parseRowId(rawId);
+    const id = parseId(rawId);
     if (id === undefined) throw notFound("Request");
     const input = this.parse(body);
     return this.database.db.transaction().execute(async (trx) => {
@@ -372,7 +391,7 @@ export class RequestsService {
         throw unprocessable("The type of a sent request cannot change.");
       }
       const sending = wasDraft && input.isDraft === false;
-      if (sending && (await countUploadingMedia(trx, row.id)) > 0) {
+      if (sending && (await this.media.countUploading(trx, row.id)) > 0) {
         throw unprocessable(
           "Media of this request are still uploading: complete or delete them before sending.",
         );
@@ -390,7 +409,7 @@ export class RequestsService {
       const contactIds = (await this.resolveReferences(trx, auth, input)).contacts?.map((c) => c.contact.id);
       const now = toTimestamp(this.clock.now());
       const type = input.type ?? row.type;
-      const changes: Updateable<RequestsTable> = { updated: now };
+      const changes: RequestChanges = { updated: now };
       if (input.type !== undefined) changes.type = input.type;
       if (input.message !== undefined) changes.message = input.message;
       if (input.requesterPrivatenotes !== undefined)
@@ -401,12 +420,15 @@ export class RequestsService {
       if (input.callbackUrl !== undefined) changes.callback_url = input.callbackUrl;
       if (input.requesterId !== undefined) changes.requester_id = input.requesterId;
       if (input.emailTemplateSlug !== undefined) {
-        if (input.emailTemplateSlug) await this.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
+        if (input.emailTemplateSlug)
+          await this.templates.requireTemplate(trx, auth.accountId, input.emailTemplateSlug);
         changes.email_template_slug = input.emailTemplateSlug;
       }
       if (input.tfaSendTo !== undefined || input.tfaSendToValue !== undefined) {
         changes.tfa_send_to = tfaSendTo;
         changes.tfa_send_to_value = tfaValue ?? null;
+        // A changed (or re-set) two-factor setting unlocks a step locked by wrong codes.
+        changes.tfa_failures = 0;
       }
       if (input.allowedExtensions !== undefined) {
         changes.allowed_extensions = input.allowedExtensions ? input.allowedExtensions.join(",") : null;
@@ -428,18 +450,17 @@ export class RequestsService {
   }
 
   /**
-   * DELETE /v1/request/{id}/: deletes the request with its media (rows cascade) and queues one
-   * `blobs.delete` job for the media's stored blobs in the same transaction. Audited ABA-0020.
+   * DELETE /v1/request/{id}/: deletes the request with its media (rows cascade) and queues the
+   * deletion of the media's stored blobs in the same transaction. Audited ABA-0020.
    */
   async delete(auth: AuthContext, rawId: string): Promise<void> {
-    const id = parseRowId(rawId);
+    const id = parseId(rawId);
     if (id === undefined) throw notFound("Request");
     await this.database.db.transaction().execute(async (trx) => {
       const row = await findRequest(trx, auth.accountId, id, { forUpdate: this.lockRows });
       if (!row) throw notFound("Request");
-      const blobs = await blobsOfRequest(trx, row.id);
+      await this.media.queueBlobDeletionOfRequest(trx, row.id);
       await deleteRequestRow(trx, row.id);
-      if (blobs.length > 0) await this.jobs.enqueue(trx, "blobs.delete", { blobs });
       await this.record(trx, auth, AuditCode.ENTITY_DELETED, row.id, []);
     });
   }

@@ -1,36 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiCaller } from "../../../test/helpers/api.js";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { buildContact, buildPushRequest } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 
 describe("request state rules, media, deletion and audit", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-  });
-  afterAll(async () => t?.close());
-
-  const call = apiCaller(
-    () => t,
-    () => owner,
-  );
-  const db = () => t.container.database.db;
+  const h = useHarness();
+  const { call } = h;
+  const db = () => h.t.ferry.database.db;
 
   /** Media rows are written by the media feature; here they are inserted as it would store them. */
   async function addMedia(requestId: number, state: "uploading" | "available", parts = 1): Promise<number> {
     const row = await db()
       .insertInto("media")
       .values({
-        account_id: owner.accountId,
+        account_id: h.owner.accountId,
         request_id: requestId,
         name: "scan.pdf",
         content_type: "application/pdf",
@@ -70,7 +54,7 @@ describe("request state rules, media, deletion and audit", () => {
   }
 
   it("sends a draft push with PATCH is_draft false, refused while media upload, with the default expiry", async () => {
-    const draft = (await call("POST", "/v1/request/", { type: "push", is_draft: true })).json();
+    const draft = await buildPushRequest(h.t, h.owner);
     expect(draft).toMatchObject({ is_draft: true, expires_at: null, media: [] });
     const mediaId = await addMedia(draft.id, "uploading");
     const refused = await call("PATCH", `/v1/request/${draft.id}`, { is_draft: false });
@@ -85,7 +69,7 @@ describe("request state rules, media, deletion and audit", () => {
       .set({ state: "available", received_chunks: 1, md5: "cd".repeat(16), sha256: "ab".repeat(32) })
       .where("id", "=", mediaId)
       .execute();
-    t.clock.advance(60_000);
+    h.t.clock.advance(60_000);
     const sent = await call("PATCH", `/v1/request/${draft.id}/`, { is_draft: "false" });
     expect(sent.statusCode).toBe(200);
     const body = sent.json();
@@ -98,6 +82,8 @@ describe("request state rules, media, deletion and audit", () => {
       {
         id: mediaId,
         request: draft.id,
+        feature: null,
+        recipient: null,
         name: "scan.pdf",
         content_type: "application/pdf",
         bytes: 2048,
@@ -129,9 +115,9 @@ describe("request state rules, media, deletion and audit", () => {
     await db()
       .updateTable("accounts")
       .set({ settings: JSON.stringify({ push_expiry_days: 3 }) })
-      .where("id", "=", owner.accountId)
+      .where("id", "=", h.owner.accountId)
       .execute();
-    const now = t.clock.now().getTime();
+    const now = h.t.clock.now().getTime();
     const push = (await call("POST", "/v1/request/", { type: "push" })).json();
     expect(push.expires_at).toBe(new Date(now + 3 * 86_400_000).toISOString().replace("Z", "000Z"));
     const explicit = (
@@ -140,7 +126,7 @@ describe("request state rules, media, deletion and audit", () => {
     expect(explicit.expires_at).toBe("2030-05-01T10:00:00.000000Z");
     const pull = (await call("POST", "/v1/request/", { type: "pull" })).json();
     expect(pull.expires_at).toBeNull();
-    await db().updateTable("accounts").set({ settings: "{}" }).where("id", "=", owner.accountId).execute();
+    await db().updateTable("accounts").set({ settings: "{}" }).where("id", "=", h.owner.accountId).execute();
   });
 
   it("updates fields of an open request, replaces contacts, switches two-factor off, and makes complete requests read-only", async () => {
@@ -152,7 +138,7 @@ describe("request state rules, media, deletion and audit", () => {
         contact: [{ first_name: "Old" }],
       })
     ).json();
-    const replacement = (await call("POST", "/v1/contact/", { first_name: "New" })).json();
+    const replacement = await buildContact(h.t, h.owner, { first_name: "New" });
     const patched = await call("PATCH", `/v1/request/${created.id}`, {
       message: "v2",
       long_message_subject: "Your documents",
@@ -187,7 +173,7 @@ describe("request state rules, media, deletion and audit", () => {
   });
 
   it("deletes a request with its media and queues one blobs.delete job for their blobs", async () => {
-    const req = (await call("POST", "/v1/request/", { type: "push", is_draft: true })).json();
+    const req = await buildPushRequest(h.t, h.owner);
     const m1 = await addMedia(req.id, "available", 2);
     const m2 = await addMedia(req.id, "uploading", 1);
     const res = await call("DELETE", `/v1/request/${req.id}/`);
@@ -240,7 +226,7 @@ describe("request state rules, media, deletion and audit", () => {
     const common = {
       related_model: "request",
       relation_key: String(req.id),
-      api_key_id: String(owner.applicationId),
+      api_key_id: String(h.owner.applicationId),
     };
     expect(entries).toEqual([
       { ...common, code: "ABA-0010", value: '{"fields":["message","tfa_send_to","tfa_send_to_value"]}' },
@@ -263,7 +249,7 @@ describe("request state rules, media, deletion and audit", () => {
   });
 
   it("documents every route in the OpenAPI document", async () => {
-    const doc = (await t.app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
+    const doc = (await call("GET", "/v1/openapi.json")).json();
     const paths = doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
     for (const [path, methods] of Object.entries({
       "/v1/request/": ["post", "get"],

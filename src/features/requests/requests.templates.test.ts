@@ -1,60 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTwoAccountApp } from "../../../test/helpers/api.js";
-import type { TestAccount, TestApp } from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildRequest, buildTemplate } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 
 describe("email_template_slug on requests", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
+  const h = useHarness({ other: true });
 
   beforeAll(async () => {
-    ({ t, owner, other } = await createTwoAccountApp());
-    const created = await t.app.inject({
-      method: "POST",
-      url: "/v1/email_template/",
-      headers: other.headers,
-      payload: { slug: "welcome", subject: "Hi", html: "<p>{{ message }}</p>" },
-    });
-    expect(created.statusCode).toBe(201);
+    await buildTemplate(h.t, h.other, { slug: "welcome", subject: "Hi" });
   });
-  afterAll(async () => t?.close());
 
   it("refuses a slug that names no template of the account with 422, on create and on update", async () => {
-    const create = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: owner.headers,
-      payload: { email_template_slug: "welcome" },
-    });
+    const create = await h.call("POST", "/v1/request/", { email_template_slug: "welcome" });
     expect(create.statusCode).toBe(422);
     expect(create.json()).toEqual({
       code: "UNPROCESSABLE_ENTITY",
       detail: 'The email template "welcome" does not exist.',
     });
 
-    const plain = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: owner.headers,
-      payload: { is_draft: true },
-    });
-    expect(plain.statusCode).toBe(201);
-    const patch = await t.app.inject({
-      method: "PATCH",
-      url: `/v1/request/${plain.json().id}/`,
-      headers: owner.headers,
-      payload: { email_template_slug: "welcome" },
-    });
+    const plain = await buildRequest(h.t, h.owner, { is_draft: true });
+    const patch = await h.call("PATCH", `/v1/request/${plain.id}/`, { email_template_slug: "welcome" });
     expect(patch.statusCode).toBe(422);
   });
 
   it("accepts the slug of one of the account's own templates", async () => {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: other.headers,
-      payload: { email_template_slug: "welcome" },
-    });
+    const res = await h.call("POST", "/v1/request/", { email_template_slug: "welcome" }, h.other);
     expect(res.statusCode).toBe(201);
     expect(res.json().email_template_slug).toBe("welcome");
   });

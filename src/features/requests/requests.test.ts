@@ -1,143 +1,136 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiCaller, createTwoAccountApp } from "../../../test/helpers/api.js";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Json } from "../../../test/helpers/api.js";
+import { createTestAccount } from "../../../test/helpers/app.js";
+import { buildContact, buildRequester, buildTemplate } from "../../../test/helpers/factories.js";
+import { createHarness, useHarness } from "../../../test/helpers/harness.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 const BASE = "http://ferry.test";
 
 describe("requests API", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
+  const h = useHarness({ other: true });
+  const { call } = h;
 
   beforeAll(async () => {
-    ({ t, owner, other } = await createTwoAccountApp());
     // email_template_slug must name one of the account's templates.
-    const template = await t.app.inject({
-      method: "POST",
-      url: "/v1/email_template/",
-      headers: owner.headers,
-      payload: { slug: "welcome_v2", subject: "Files", html: "<p>{{ message }}</p>" },
-    });
-    expect(template.statusCode).toBe(201);
+    await buildTemplate(h.t, h.owner, { slug: "welcome_v2" });
   });
-  afterAll(async () => t?.close());
 
-  const call = apiCaller(
-    () => t,
-    () => owner,
-  );
+  describe("a request made with an inline contact, an existing contact and a requester", () => {
+    let requester: Json;
+    let existing: Json;
+    let status: number;
+    let body: Json;
 
-  it("creates a request with an inline contact, an existing contact and a requester: the full Request object", async () => {
-    const requester = (
-      await call("POST", "/v1/requester/", { first_name: "Sam", last_name: "Lee", email: "sam@example.com" })
-    ).json();
-    const existing = (
-      await call("POST", "/v1/contact/", {
+    beforeAll(async () => {
+      requester = await buildRequester(h.t, h.owner);
+      existing = await buildContact(h.t, h.owner, {
         first_name: "Bob",
         contactmethod: [{ interface_class: "email", value: "bob@example.com" }],
-      })
-    ).json();
-    const res = await call("POST", "/v1/request/", {
-      type: "pull",
-      message: "Please upload your tax return.",
-      requester_privatenotes: "client 4471",
-      short_message: "Upload please",
-      long_message: "Hello Jane",
-      callback_url: "https://hooks.example.com/ferry?&order_id=9",
-      requester: { id: requester.id },
-      email_template_slug: "welcome_v2",
-      tfa_send_to: "sms",
-      tfa_send_to_value: "+1 415 555 0123",
-      allowed_extensions: ["PDF", ".jpg", "png,gif"],
-      max_file_bytes: 10485760,
-      contact: [
-        {
-          first_name: "Jane",
-          last_name: "Doe",
-          contactmethod: [
-            { interface_class: "email", value: "jane@example.com" },
-            { interface_class: "sms", value: "+14155550123" },
-          ],
-        },
-        { id: existing.id },
-      ],
+      });
+      const res = await call("POST", "/v1/request/", {
+        type: "pull",
+        message: "Please upload your tax return.",
+        requester_privatenotes: "client 4471",
+        short_message: "Upload please",
+        long_message: "Hello Jane",
+        callback_url: "https://hooks.example.com/ferry?&order_id=9",
+        requester: { id: requester.id },
+        email_template_slug: "welcome_v2",
+        tfa_send_to: "sms",
+        tfa_send_to_value: "+1 415 555 0123",
+        allowed_extensions: ["PDF", ".jpg", "png,gif"],
+        max_file_bytes: 10485760,
+        contact: [
+          {
+            first_name: "Jane",
+            last_name: "Doe",
+            contactmethod: [
+              { interface_class: "email", value: "jane@example.com" },
+              { interface_class: "sms", value: "+14155550123" },
+            ],
+          },
+          { id: existing.id },
+        ],
+      });
+      status = res.statusCode;
+      body = res.json();
     });
-    expect(res.statusCode).toBe(201);
-    const body = res.json();
-    const url = `${BASE}/r/${body.identifier}/`;
-    expect(body.identifier).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(body).toEqual({
-      id: expect.any(Number),
-      identifier: expect.any(String),
-      type: "pull",
-      message: "Please upload your tax return.",
-      requester_privatenotes: "client 4471",
-      is_draft: false,
-      complete: false,
-      is_expired: false,
-      expires_at: null,
-      receiver_message: null,
-      short_message: `Upload please ${url}`,
-      long_message_subject: "Sam Lee has requested files from you",
-      long_message: `Hello Jane<br>\n<a href="${url}">${url}</a>`,
-      contact: [
-        {
-          id: expect.any(Number),
-          first_name: "Jane",
-          last_name: "Doe",
-          contactmethod: [
-            {
-              id: expect.any(Number),
-              interface_class: "email",
-              value: "jane@example.com",
-              created: TS,
-              updated: TS,
-            },
-            {
-              id: expect.any(Number),
-              interface_class: "sms",
-              value: "+14155550123",
-              created: TS,
-              updated: TS,
-            },
-          ],
-          created: TS,
-          updated: TS,
-        },
-        existing,
-      ],
-      media: [],
-      callback_url: "https://hooks.example.com/ferry?&order_id=9",
-      requester,
-      email_template_slug: "welcome_v2",
-      tfa_send_to: "sms",
-      tfa_send_to_value: "+14155550123",
-      tfa_times_sent: 0,
-      callback_status: null,
-      callback_tries: 0,
-      allowed_extensions: ["pdf", "jpg", "png", "gif"],
-      max_file_bytes: 10485760,
-      created: TS,
-      updated: TS,
+
+    it("answers 201 with the full Request object: links in the messages, normalized values", () => {
+      const url = `${BASE}/r/${body.identifier}/`;
+      expect(status).toBe(201);
+      expect(body.identifier).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      expect(body).toEqual({
+        id: expect.any(Number),
+        identifier: expect.any(String),
+        type: "pull",
+        message: "Please upload your tax return.",
+        requester_privatenotes: "client 4471",
+        is_draft: false,
+        complete: false,
+        is_expired: false,
+        expires_at: null,
+        receiver_message: null,
+        short_message: `Upload please ${url}`,
+        long_message_subject: "Sam Lee has requested files from you",
+        long_message: `Hello Jane<br>\n<a href="${url}">${url}</a>`,
+        contact: [
+          {
+            id: expect.any(Number),
+            first_name: "Jane",
+            last_name: "Doe",
+            contactmethod: [
+              {
+                id: expect.any(Number),
+                interface_class: "email",
+                value: "jane@example.com",
+                created: TS,
+                updated: TS,
+              },
+              {
+                id: expect.any(Number),
+                interface_class: "sms",
+                value: "+14155550123",
+                created: TS,
+                updated: TS,
+              },
+            ],
+            created: TS,
+            updated: TS,
+          },
+          existing,
+        ],
+        media: [],
+        callback_url: "https://hooks.example.com/ferry?&order_id=9",
+        requester,
+        email_template_slug: "welcome_v2",
+        tfa_send_to: "sms",
+        tfa_send_to_value: "+14155550123",
+        tfa_times_sent: 0,
+        callback_status: null,
+        callback_tries: 0,
+        allowed_extensions: ["pdf", "jpg", "png", "gif"],
+        max_file_bytes: 10485760,
+        created: TS,
+        updated: TS,
+      });
     });
-    const read = await call("GET", `/v1/request/${body.id}`);
-    expect(read.statusCode).toBe(200);
-    expect(read.json()).toEqual(body);
-    // The inline contact now exists in the account's contacts.
-    expect((await call("GET", `/v1/contact/${body.contact[0].id}/`)).json()).toEqual(body.contact[0]);
+
+    it("reads back the same object", async () => {
+      const read = await call("GET", `/v1/request/${body.id}`);
+      expect(read.statusCode).toBe(200);
+      expect(read.json()).toEqual(body);
+    });
+
+    it("adds the inline contact to the account's contacts", async () => {
+      expect((await call("GET", `/v1/contact/${body.contact[0].id}/`)).json()).toEqual(body.contact[0]);
+    });
   });
 
   it("applies defaults to an empty body and generates a subject from the owner's profile", async () => {
-    const res = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: { ...owner.headers, "content-type": "application/json; charset=UTF-8" },
+    const res = await call("POST", "/v1/request/", undefined, {
+      contentType: "application/json; charset=UTF-8",
     });
     expect(res.statusCode).toBe(201);
     const body = res.json();
@@ -158,12 +151,17 @@ describe("requests API", () => {
       max_file_bytes: null,
       expires_at: null,
     });
-    const latin1 = await t.app.inject({
-      method: "POST",
-      url: "/v1/request",
-      headers: { ...owner.headers, "content-type": "application/json; charset=ISO-8859-1" },
-      payload: '{"message": "plain ascii", "type": "push", "is_draft": true}',
-    });
+  });
+
+  it("reads a JSON body declared ISO-8859-1, and subjects a push request as files sent", async () => {
+    const latin1 = await call(
+      "POST",
+      "/v1/request",
+      '{"message": "plain ascii", "type": "push", "is_draft": true}',
+      {
+        contentType: "application/json; charset=ISO-8859-1",
+      },
+    );
     expect(latin1.statusCode).toBe(201);
     expect(latin1.json()).toMatchObject({
       message: "plain ascii",
@@ -174,11 +172,9 @@ describe("requests API", () => {
     expect(latin1.json().long_message_subject).toBe("Test Owner has sent you files");
   });
 
-  it("accepts the compatibility aliases and numeric-string ids (CLIENTS.md items 6, 7, 15)", async () => {
-    const requester = (
-      await call("POST", "/v1/requester/", { first_name: "A", last_name: "B", email: "ab@example.com" })
-    ).json();
-    const contact = (await call("POST", "/v1/contact/", { first_name: "Ref" })).json();
+  it("accepts the aliases is_sending, requestor_privatenotes and contact_method, and ids as numeric strings or bare numbers", async () => {
+    const requester = await buildRequester(h.t, h.owner);
+    const contact = await buildContact(h.t, h.owner, { first_name: "Ref" });
     const res = await call("POST", "/v1/request/", {
       is_sending: true,
       requestor_privatenotes: "aliased notes",
@@ -202,12 +198,18 @@ describe("requests API", () => {
     expect((await call("POST", "/v1/request/", { is_sending: true, type: "pull" })).json().type).toBe("pull");
   });
 
-  it("rejects bad input with 400 naming each field", async () => {
-    const foreignContact = (await call("POST", "/v1/contact/", {}, other)).json();
-    const foreignRequester = (
-      await call("POST", "/v1/requester/", { first_name: "F", last_name: "F", email: "f@example.com" }, other)
-    ).json();
-    const cases: [unknown, Record<string, string[]>][] = [
+  describe("bad input", () => {
+    /** POSTs each payload and expects 400 with the given field errors. */
+    const expectFieldErrors = async (cases: [unknown, Record<string, string[]>][]) => {
+      for (const [payload, expected] of cases) {
+        const res = await call("POST", "/v1/request/", payload);
+        expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+        expect(res.json(), JSON.stringify(payload)).toEqual(expected);
+      }
+    };
+
+    /** Field errors of payloads that need no other entity: each case is its own test. */
+    const fieldCases: [unknown, Record<string, string[]>][] = [
       [
         { short_message: "x".repeat(161) },
         { short_message: ["Ensure this field has no more than 160 characters."] },
@@ -245,18 +247,6 @@ describe("requests API", () => {
         { callback_url: ["Enter a valid URL: an absolute http:// or https:// address."] },
       ],
       [{ callback_url: "/relative/path" }, { callback_url: ["Enter a valid URL."] }],
-      [{ requester: { id: 987654 } }, { requester: ['Invalid pk "987654" - object does not exist.'] }],
-      [
-        { requester: foreignRequester.id },
-        { requester: [`Invalid pk "${foreignRequester.id}" - object does not exist.`] },
-      ],
-      [{ requester: { id: "abc" } }, { requester: ['Invalid pk "abc" - object does not exist.'] }],
-      [{ requester: {} }, { requester: ['Expected {"id": <integer>} of an existing object.'] }],
-      [{ contact: [{ id: 987654 }] }, { contact: ['Invalid pk "987654" - object does not exist.'] }],
-      [
-        { contact: [{ id: foreignContact.id }] },
-        { contact: [`Invalid pk "${foreignContact.id}" - object does not exist.`] },
-      ],
       [
         { contact: [{ contactmethod: [{ interface_class: "email", value: "x@" }] }] },
         { "contact.0.contactmethod.0.value": ["Enter a valid email address."] },
@@ -284,71 +274,92 @@ describe("requests API", () => {
         { email_template_slug: ["Enter a valid slug: letters, digits, underscores or hyphens."] },
       ],
     ];
-    for (const [payload, expected] of cases) {
-      const res = await call("POST", "/v1/request/", payload);
-      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(res.json(), JSON.stringify(payload)).toEqual(expected);
-    }
-    const before = (await call("GET", "/v1/contact/?page_size=100")).json().count;
-    const mixed = await call("POST", "/v1/request/", { contact: [{ first_name: "Ghost" }, { id: 987654 }] });
-    expect(mixed.statusCode).toBe(400);
-    expect((await call("GET", "/v1/contact/?page_size=100")).json().count).toBe(before);
-    const notObject = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-      payload: '"just a string"',
+    it.each(
+      fieldCases.map(([payload, expected]) => {
+        const sent = JSON.stringify(payload);
+        const shown = sent.length > 60 ? `${sent.slice(0, 57)}...` : sent;
+        return [`${Object.keys(expected).join(", ")} for ${shown}`, payload, expected] as const;
+      }),
+    )("answers 400 naming %s", async (_name, payload, expected) => {
+      await expectFieldErrors([[payload, expected]]);
     });
-    expect(notObject.statusCode).toBe(400);
-    expect(notObject.json()).toEqual({
-      non_field_errors: ["Invalid data. Expected a dictionary, but got string."],
+
+    it("answers 400 for a requester or contact that is missing, malformed or another account's", async () => {
+      const foreignContact = await buildContact(h.t, h.other);
+      const foreignRequester = await buildRequester(h.t, h.other);
+      const cases: [unknown, Record<string, string[]>][] = [
+        [{ requester: { id: 987654 } }, { requester: ['Invalid pk "987654" - object does not exist.'] }],
+        [
+          { requester: foreignRequester.id },
+          { requester: [`Invalid pk "${foreignRequester.id}" - object does not exist.`] },
+        ],
+        [{ requester: { id: "abc" } }, { requester: ['Invalid pk "abc" - object does not exist.'] }],
+        [{ requester: {} }, { requester: ['Expected {"id": <integer>} of an existing object.'] }],
+        [{ contact: [{ id: 987654 }] }, { contact: ['Invalid pk "987654" - object does not exist.'] }],
+        [
+          { contact: [{ id: foreignContact.id }] },
+          { contact: [`Invalid pk "${foreignContact.id}" - object does not exist.`] },
+        ],
+      ];
+      await expectFieldErrors(cases);
     });
-    const xml = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: { ...owner.headers, "content-type": "text/xml" },
-      payload: "<request/>",
+
+    it("creates no inline contact when another contact of the request is refused", async () => {
+      const before = (await call("GET", "/v1/contact/?page_size=100")).json().count;
+      const mixed = await call("POST", "/v1/request/", {
+        contact: [{ first_name: "Ghost" }, { id: 987654 }],
+      });
+      expect(mixed.statusCode).toBe(400);
+      expect((await call("GET", "/v1/contact/?page_size=100")).json().count).toBe(before);
     });
-    expect(xml.statusCode).toBe(415);
-    const broken = await t.app.inject({
-      method: "POST",
-      url: "/v1/request/",
-      headers: { ...owner.headers, "content-type": "application/json" },
-      payload: '{"type": "push",',
+
+    it("answers 400 for a JSON body that is not an object", async () => {
+      const notObject = await call("POST", "/v1/request/", '"just a string"', {
+        contentType: "application/json",
+      });
+      expect(notObject.statusCode).toBe(400);
+      expect(notObject.json()).toEqual({
+        non_field_errors: ["Invalid data. Expected a dictionary, but got string."],
+      });
     });
-    expect(broken.statusCode).toBe(400);
-    const big = await call("POST", "/v1/request/", { message: "m".repeat(2 * 1024 * 1024) });
-    expect(big.statusCode).toBe(413);
+
+    it("answers 415 for an XML body", async () => {
+      const xml = await call("POST", "/v1/request/", "<request/>", { contentType: "text/xml" });
+      expect(xml.statusCode).toBe(415);
+    });
+
+    it("answers 400 for broken JSON", async () => {
+      const broken = await call("POST", "/v1/request/", '{"type": "push",', {
+        contentType: "application/json",
+      });
+      expect(broken.statusCode).toBe(400);
+    });
+
+    it("answers 413 for a 2 MB body", async () => {
+      const big = await call("POST", "/v1/request/", { message: "m".repeat(2 * 1024 * 1024) });
+      expect(big.statusCode).toBe(413);
+    });
   });
 
   it("requires https callbacks on live unless ALLOW_HTTP_CALLBACKS_IN_LIVE", async () => {
-    const live = await createTestApp({ FERRY_ENVIRONMENT: "live" });
-    const relaxed = await createTestApp({ FERRY_ENVIRONMENT: "live", ALLOW_HTTP_CALLBACKS_IN_LIVE: "true" });
+    const live = await createHarness({ env: { FERRY_ENVIRONMENT: "live" } });
+    const relaxed = await createHarness({
+      env: { FERRY_ENVIRONMENT: "live", ALLOW_HTTP_CALLBACKS_IN_LIVE: "true" },
+    });
     try {
-      const a = await createTestAccount(live);
-      const refused = await live.app.inject({
-        method: "POST",
-        url: "/v1/request/",
-        headers: a.headers,
-        payload: { callback_url: "http://hooks.example.com/x?a=1" },
+      const refused = await live.call("POST", "/v1/request/", {
+        callback_url: "http://hooks.example.com/x?a=1",
       });
       expect(refused.statusCode).toBe(400);
       expect(refused.json()).toEqual({
         callback_url: ["The callback URL must use https:// on a live deployment."],
       });
-      const ok = await live.app.inject({
-        method: "POST",
-        url: "/v1/request/",
-        headers: a.headers,
-        payload: { callback_url: "https://hooks.example.com/x?a=1&b=%20" },
+      const ok = await live.call("POST", "/v1/request/", {
+        callback_url: "https://hooks.example.com/x?a=1&b=%20",
       });
       expect(ok.json().callback_url).toBe("https://hooks.example.com/x?a=1&b=%20");
-      const b = await createTestAccount(relaxed);
-      const allowed = await relaxed.app.inject({
-        method: "POST",
-        url: "/v1/request/",
-        headers: b.headers,
-        payload: { callback_url: "http://hooks.example.com/x" },
+      const allowed = await relaxed.call("POST", "/v1/request/", {
+        callback_url: "http://hooks.example.com/x",
       });
       expect(allowed.statusCode).toBe(201);
     } finally {
@@ -358,7 +369,7 @@ describe("requests API", () => {
   });
 
   it("lists newest first with pagination and counts sent requests", async () => {
-    const fresh = await createTestAccount(t);
+    const fresh = await createTestAccount(h.t);
     const ids: number[] = [];
     for (const is_draft of [false, true, false])
       ids.push((await call("POST", "/v1/request/", { is_draft }, fresh)).json().id);
@@ -386,6 +397,7 @@ describe("requests API", () => {
 
   it("never crosses accounts: read, update, delete and list", async () => {
     const mine = (await call("POST", "/v1/request/", { message: "mine" })).json();
+    const { other } = h;
     const missing = (await call("GET", "/v1/request/987654/", undefined, other)).json();
     expect(missing).toEqual({ code: "RESOURCE_NOT_FOUND", detail: "Request not found." });
     for (const [method, payload] of [["GET"], ["PATCH", { message: "x" }], ["DELETE"]] as const) {

@@ -1,17 +1,17 @@
 import type { Config } from "../../config/config.js";
+import { parseId } from "../../shared/ids.js";
 import { toTimestamp } from "../../shared/time.js";
-import { type ContactInput, parseContactInput } from "../contacts/contacts.service.js";
 import {
   type Body,
-  checkMethodValue,
   type FieldErrors,
   Messages,
-  parseRowId,
   readBoolean,
   readInteger,
   readReference,
   readString,
-} from "../contacts/contacts.validation.js";
+} from "../../shared/validation.js";
+import { checkCallbackUrl } from "../callbacks/index.js";
+import { type ContactInput, checkMethodValue, parseContactInput } from "../contacts/index.js";
 
 /** A `contact` item of a request body: a reference to an existing contact, or a new one. */
 export type ContactItem = { ref: number; index: number } | { create: ContactInput; index: number };
@@ -53,41 +53,6 @@ export const RequestLimits = {
 } as const;
 
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
-
-/**
- * Checks a callback URL: absolute http(s) with a host, https on a live deployment unless
- * ALLOW_HTTP_CALLBACKS_IN_LIVE. Returns the string as given (query string kept verbatim).
- */
-export function checkCallbackUrl(
-  value: string,
-  config: Pick<Config, "FERRY_ENVIRONMENT" | "ALLOW_HTTP_CALLBACKS_IN_LIVE">,
-  errors: FieldErrors,
-): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    errors.add("callback_url", "Enter a valid URL.");
-    return undefined;
-  }
-  if (
-    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
-    parsed.hostname === "" ||
-    /\s/.test(value)
-  ) {
-    errors.add("callback_url", "Enter a valid URL: an absolute http:// or https:// address.");
-    return undefined;
-  }
-  if (
-    parsed.protocol === "http:" &&
-    config.FERRY_ENVIRONMENT === "live" &&
-    !config.ALLOW_HTTP_CALLBACKS_IN_LIVE
-  ) {
-    errors.add("callback_url", "The callback URL must use https:// on a live deployment.");
-    return undefined;
-  }
-  return value;
-}
 
 function readChoice<T extends string>(
   body: Body,
@@ -154,7 +119,7 @@ function readContacts(body: Body, errors: FieldErrors): ContactItem[] | undefine
   const out: ContactItem[] = [];
   list.forEach((item, index) => {
     if (typeof item === "number" || typeof item === "string") {
-      const id = parseRowId(item);
+      const id = parseId(item);
       if (id === undefined) errors.add("contact", Messages.invalidPk(item));
       else out.push({ ref: id, index });
       return;
@@ -165,7 +130,7 @@ function readContacts(body: Body, errors: FieldErrors): ContactItem[] | undefine
     }
     const obj = item as Body;
     if (obj.id !== undefined && obj.id !== null) {
-      const id = parseRowId(obj.id);
+      const id = parseId(obj.id);
       if (id === undefined) errors.add("contact", Messages.invalidPk(obj.id));
       else out.push({ ref: id, index });
       return;

@@ -63,10 +63,14 @@ export type TfaNotice =
   | { kind: "sent" }
   | { kind: "wrong"; attemptsLeft: number }
   | { kind: "locked" }
+  | { kind: "locked_out" }
   | { kind: "expired" }
   | { kind: "no_code" }
   | { kind: "malformed" }
   | { kind: "send_limit"; retryAfterSeconds: number };
+
+const LOCKED_OUT_TEXT =
+  "Too many wrong codes were entered, so this link is locked to protect it. Ask the sender to send you the link again.";
 
 function tfaNoticeText(notice: TfaNotice, status: TfaStatus): { kind: "error" | "success"; text: string } {
   switch (notice.kind) {
@@ -85,6 +89,8 @@ function tfaNoticeText(notice: TfaNotice, status: TfaStatus): { kind: "error" | 
         kind: "error",
         text: "Too many wrong codes: this code is locked. Send a new code to try again.",
       };
+    case "locked_out":
+      return { kind: "error", text: LOCKED_OUT_TEXT };
     case "expired":
       return { kind: "error", text: "This code has expired. Send a new code." };
     case "no_code":
@@ -102,14 +108,16 @@ function tfaNoticeText(notice: TfaNotice, status: TfaStatus): { kind: "error" | 
 /** The two-factor step: send a code to the masked destination, then enter it. */
 export function TfaPage(props: {
   chrome: PageChrome;
-  identifier: string;
+  /** The path the forms post under (`<base>tfa/send`, `<base>tfa/verify`). */
+  base: string;
+  /** What the code opens: "request" or "session". */
+  noun: string;
   csrf: string;
   status: TfaStatus;
   notice?: TfaNotice | undefined;
   card: RequesterCardView;
 }): VNode {
-  const { status } = props;
-  const base = `/r/${encodeURIComponent(props.identifier)}/`;
+  const { status, base } = props;
   const note = props.notice ? tfaNoticeText(props.notice, status) : undefined;
   const channelWord = status.channel === "sms" ? "text message" : "email";
   return (
@@ -117,10 +125,13 @@ export function TfaPage(props: {
       <section class="fy-card" aria-labelledby="tfa-heading">
         <h1 id="tfa-heading">Verify it's you</h1>
         <p>
-          To open this request, enter the code we send by {channelWord} to{" "}
+          To open this {props.noun}, enter the code we send by {channelWord} to{" "}
           <strong>{status.maskedDestination}</strong>.
         </p>
         {note ? <Alert kind={note.kind} text={note.text} id="tfa-notice" /> : null}
+        {status.lockedOut && props.notice?.kind !== "locked_out" ? (
+          <Alert kind="error" text={LOCKED_OUT_TEXT} id="tfa-locked" />
+        ) : null}
         {status.locked && !props.notice ? (
           <Alert
             kind="error"
@@ -153,23 +164,25 @@ export function TfaPage(props: {
             </button>
           </form>
         ) : null}
-        <form method="post" action={`${base}tfa/send`}>
-          <CsrfField token={props.csrf} />
-          <div class="fy-actions">
-            <button
-              type="submit"
-              class={status.codeActive ? "fy-button fy-button-secondary" : "fy-button"}
-              disabled={status.sendsLeft === 0}
-            >
-              {status.codeActive || status.locked ? "Send a new code" : "Send code"}
-            </button>
-            {status.sendsLeft === 0 ? (
-              <p class="fy-hint">
-                Code limit reached. Try again in {Math.ceil(status.retryAfterSeconds / 60)} minutes.
-              </p>
-            ) : null}
-          </div>
-        </form>
+        {status.lockedOut ? null : (
+          <form method="post" action={`${base}tfa/send`}>
+            <CsrfField token={props.csrf} />
+            <div class="fy-actions">
+              <button
+                type="submit"
+                class={status.codeActive ? "fy-button fy-button-secondary" : "fy-button"}
+                disabled={status.sendsLeft === 0}
+              >
+                {status.codeActive || status.locked ? "Send a new code" : "Send code"}
+              </button>
+              {status.sendsLeft === 0 ? (
+                <p class="fy-hint">
+                  Code limit reached. Try again in {Math.ceil(status.retryAfterSeconds / 60)} minutes.
+                </p>
+              ) : null}
+            </div>
+          </form>
+        )}
       </section>
       <RequesterCard card={props.card} heading="Sender" />
     </Layout>

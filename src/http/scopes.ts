@@ -13,6 +13,7 @@ export const SCOPE_AREAS = [
   "audit",
   "branding",
   "sandbox",
+  "containers",
 ] as const;
 
 /** One area of the API a route belongs to. */

@@ -1,9 +1,7 @@
-import type { Database } from "../../db/database.js";
-import { listParts } from "../media/media.repository.js";
-import type { MediaService } from "../media/media.service.js";
+import type { CallMeta, MediaService } from "../media/index.js";
 import type { PageCaller, RecipientMediaPort } from "./recipient.service.js";
 
-function meta(caller: PageCaller) {
+function meta(caller: PageCaller): CallMeta {
   return {
     ip: caller.ip,
     method: caller.method,
@@ -14,16 +12,13 @@ function meta(caller: PageCaller) {
 }
 
 /**
- * The media service (issue 4) seen through the recipient pages' port: recipient uploads, push
- * downloads and the chunk list that resumable uploads ask for. `listParts` is the media feature's
- * read of `media_parts` (the service has no method for it yet).
+ * The media service seen through the recipient pages' port: recipient uploads, push downloads and
+ * the chunk list that resumable uploads ask for.
  */
-export function recipientMediaPort(media: MediaService, database: Database): RecipientMediaPort {
+export function recipientMediaPort(media: MediaService): RecipientMediaPort {
   return {
     listRequestMedia: (requestId) => media.rowsOfRequest(requestId),
-    async receivedChunks(mediaId) {
-      return (await listParts(database.db, mediaId)).map((p) => Number(p.part_index));
-    },
+    receivedChunks: (mediaId) => media.receivedChunks(mediaId),
     async createUpload(requestId, parts, caller) {
       return (await media.recipientCreate(requestId, parts, meta(caller))).id;
     },

@@ -1,16 +1,14 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import type { Writable } from "node:stream";
-import type { Container } from "../app/container.js";
-import type { AccountChainReport } from "../features/audit/audit-chain.service.js";
-import { toTimestamp } from "../shared/time.js";
-import type { Output } from "./admin.js";
-import type { CommandFlags, CommandRunner } from "./commands.js";
+import type { CommandFlags, CommandOutput, CommandSpec } from "../../shared/feature.js";
+import { toTimestamp } from "../../shared/time.js";
+import type { AccountChainReport, AuditChainService } from "./audit-chain.service.js";
 
 /** Exit code of a command given bad arguments. */
 const USAGE_EXIT = 2;
 
-function usageError(out: Output, message: string): number {
+function usageError(out: CommandOutput, message: string): number {
   if (out.json) console.log(JSON.stringify({ error: message }));
   else console.error(`Error: ${message}`);
   return USAGE_EXIT;
@@ -43,19 +41,19 @@ function describe(r: AccountChainReport): string {
  * `ferry audit verify [--account ID] [--json]`: walks each account's hash chain and reports the
  * first changed, removed or inserted entry. Exit 0 when every chain verifies, 1 when one is broken.
  */
-export const auditVerifyCommand: CommandRunner = async (c: Container, out: Output, flags: CommandFlags) => {
+async function verify(chain: AuditChainService, out: CommandOutput, flags: CommandFlags): Promise<number> {
   const account = readAccount(flags);
   if (account === null) return usageError(out, "--account must be an account id");
-  const ids = account === undefined ? await c.auditChain.auditedAccounts() : [account];
+  const ids = account === undefined ? await chain.auditedAccounts() : [account];
   const reports: AccountChainReport[] = [];
-  for (const id of ids) reports.push(await c.auditChain.verifyAccount(id));
+  for (const id of ids) reports.push(await chain.verifyAccount(id));
   const ok = reports.every((r) => r.ok);
   const summary = ok
     ? `Audit log verified: ${reports.length} account(s), no tampering found.`
     : `Audit log BROKEN in ${reports.filter((r) => !r.ok).length} of ${reports.length} account(s).`;
   out.print({ ok, accounts: reports }, [...reports.map(describe), summary].join("\n"));
   return ok ? 0 : 1;
-};
+}
 
 async function write(stream: Writable, text: string): Promise<void> {
   if (!stream.write(text)) await once(stream, "drain");
@@ -66,7 +64,11 @@ async function write(stream: Writable, text: string): Promise<void> {
  * Timestamp ≥ DATE as JSON Lines (to FILE, or stdout), oldest first per account, each line the Log
  * entry plus account_id, seq, prev_hash and hash so the chain can be re-checked elsewhere.
  */
-export const auditExportCommand: CommandRunner = async (c: Container, out: Output, flags: CommandFlags) => {
+async function exportEntries(
+  chain: AuditChainService,
+  out: CommandOutput,
+  flags: CommandFlags,
+): Promise<number> {
   if (!flags.since) return usageError(out, "--since DATE is required (YYYY-MM-DD or an ISO 8601 date-time)");
   const since = parseSince(flags.since);
   if (!since)
@@ -76,10 +78,7 @@ export const auditExportCommand: CommandRunner = async (c: Container, out: Outpu
   const stream: Writable = flags.out ? createWriteStream(flags.out, { mode: 0o600 }) : process.stdout;
   let count = 0;
   try {
-    for await (const entry of c.auditChain.exportSince(
-      since,
-      account === undefined ? undefined : [account],
-    )) {
+    for await (const entry of chain.exportSince(since, account === undefined ? undefined : [account])) {
       await write(stream, `${JSON.stringify(entry)}\n`);
       count++;
     }
@@ -98,4 +97,14 @@ export const auditExportCommand: CommandRunner = async (c: Container, out: Outpu
     console.error(`Exported ${count} entries since ${since}`);
   }
   return 0;
-};
+}
+
+/** The audit feature's commands: `audit verify` and `audit export`. */
+export const auditCommands: CommandSpec<AuditChainService>[] = [
+  { name: "audit verify", usage: "[--account ID] [--json]   Check audit hash chains", run: verify },
+  {
+    name: "audit export",
+    usage: "--since DATE [--account ID] [--out FILE]   Audit entries as JSON Lines",
+    run: exportEntries,
+  },
+];

@@ -1,0 +1,83 @@
+/**
+ * The import rules of docs/ARCHITECTURE.md, checked over src/ (test files excepted) by
+ * scripts/check-boundaries.ts (`npm run check:boundaries`, run by CI) and test/architecture.test.ts.
+ *
+ * 1. Only the composition root imports it: nothing outside src/app/ and src/main.ts imports src/app/.
+ * 2. The layers below features know no feature: src/{http,adapters,db,crypto,jobs,shared,config,web}/
+ *    import nothing from src/features/.
+ * 3. Features meet at their public entry: a feature imports another feature only through its index.ts.
+ * 4. SQL stays in repositories: only *.repository.ts files, src/db/ and src/jobs/ import Kysely.
+ * 5. Only src/config/ reads the environment (process.env).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const src = join(root, "src");
+const LOWER_LAYERS = ["http", "adapters", "db", "crypto", "jobs", "shared", "config", "web"];
+
+/** Every .ts/.tsx file under `dir` (recursively). */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.tsx?$/.test(name) ? [path] : [];
+  });
+}
+
+/** The module specifiers a file imports or re-exports (static and dynamic). */
+export function importsOf(text: string): string[] {
+  const found: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s[^'"]*?\sfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+  ];
+  for (const pattern of patterns) for (const m of text.matchAll(pattern)) found.push(m[1]!);
+  return found;
+}
+
+/** src-relative path ("features/media/index.ts") of a relative specifier, else undefined. */
+function target(file: string, specifier: string): string | undefined {
+  if (!specifier.startsWith(".")) return undefined;
+  const path = resolve(dirname(file), specifier).replace(/\.js$/, ".ts");
+  const rel = relative(src, path);
+  return rel.startsWith("..") ? undefined : rel;
+}
+
+/** The rule violations of one source file (src-relative `from`, its text). */
+export function violations(from: string, text: string): string[] {
+  const out: string[] = [];
+  const [top, feature] = from.split("/");
+  const file = join(src, from);
+  for (const specifier of importsOf(text)) {
+    const to = target(file, specifier);
+    if (specifier === "kysely" && !from.endsWith(".repository.ts") && top !== "db" && top !== "jobs") {
+      out.push(`${from}: imports Kysely outside a repository, src/db/ or src/jobs/ (rule 4)`);
+    }
+    if (!to) continue;
+    const [toTop, toFeature] = to.split("/");
+    if (toTop === "app" && top !== "app" && from !== "main.ts") {
+      out.push(`${from}: imports the composition root ${to} (rule 1)`);
+    }
+    if (toTop === "features" && LOWER_LAYERS.includes(top!)) {
+      out.push(`${from}: imports the feature module ${to} from below the features (rule 2)`);
+    }
+    if (top === "features" && toTop === "features" && toFeature !== feature) {
+      if (to !== `features/${toFeature}/index.ts`) {
+        out.push(`${from}: imports ${to}; use features/${toFeature}/index.ts, its public entry (rule 3)`);
+      }
+    }
+  }
+  if (top !== "config" && /\bprocess\.env\b/.test(text)) {
+    out.push(`${from}: reads process.env outside src/config/ (rule 5)`);
+  }
+  return out;
+}
+
+/** Every violation under src/, test files excepted. */
+export function checkTree(): string[] {
+  return sourceFiles(src)
+    .filter((path) => !/\.test\.tsx?$/.test(path))
+    .flatMap((path) => violations(relative(src, path), readFileSync(path, "utf8")));
+}

@@ -1,0 +1,86 @@
+import type { Config } from "../config/config.js";
+import { createDatabase, databaseOptionsFromConfig } from "../db/database.js";
+import { migrateToLatest } from "../db/migrator.js";
+import type { JobHandler } from "../jobs/job.js";
+import { buildServer } from "./build-server.js";
+import { buildWorker } from "./build-worker.js";
+import { createFerry, type Ferry, type FerryOverrides } from "./ferry.js";
+
+/** Opens the configured database, applies pending migrations, and builds Ferry over it. */
+export async function openFerry(config: Config, overrides: FerryOverrides = {}): Promise<Ferry> {
+  const database = createDatabase(databaseOptionsFromConfig(config));
+  try {
+    await migrateToLatest(database.db);
+  } catch (err) {
+    await database.destroy();
+    throw err;
+  }
+  return createFerry(config, database, overrides);
+}
+
+/** `ferry serve`: the API, pages and (unless `withWorker` is false) the worker, until SIGTERM or SIGINT. */
+export async function serve(config: Config, withWorker: boolean): Promise<number> {
+  const ferry = await openFerry(config);
+  const dev = await ferry.auth.ensureDevelopmentAccount();
+  const app = await buildServer(ferry);
+  const worker = withWorker ? await buildWorker(ferry) : undefined;
+  await app.listen({ port: config.PORT, host: config.HOST });
+  await worker?.start();
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  ferry.logger.info(
+    { port, environment: config.FERRY_ENVIRONMENT, database: ferry.database.dialect, worker: withWorker },
+    "ferry listening",
+  );
+  console.log(
+    `Ferry ${config.FERRY_ENVIRONMENT} listening on http://${config.HOST}:${port} (public URL ${config.publicBaseUrl})`,
+  );
+  if (dev) {
+    console.log(
+      [
+        "",
+        "First start of a sandbox deployment: a development account was created.",
+        `  email:   ${dev.email}`,
+        `  api_key: ${dev.apiKey}   (shown once)`,
+        `Try: curl -s -X POST ${config.publicBaseUrl}/v1/auth/get_token/ -H 'Content-Type: application/json' -d '{"api_key":"${dev.apiKey}","email":"${dev.email}"}'`,
+        "",
+      ].join("\n"),
+    );
+  }
+  await waitForSignal(async () => {
+    ferry.logger.info("shutting down: finishing in-flight requests and releasing jobs");
+    await Promise.all([app.close(), worker?.stop(config.JOB_SHUTDOWN_GRACE_MS)]);
+    await ferry.close();
+  });
+  return 0;
+}
+
+/** `ferry worker`: only the job worker (with `extraJobs` too), until SIGTERM or SIGINT. */
+export async function runWorker(config: Config, extraJobs: readonly JobHandler[] = []): Promise<number> {
+  const ferry = await openFerry(config);
+  const worker = await buildWorker(ferry, extraJobs);
+  await worker.start();
+  ferry.logger.info({ worker: worker.id }, "ferry worker started");
+  console.log(`Ferry worker ${worker.id} started`);
+  await waitForSignal(async () => {
+    await worker.stop(config.JOB_SHUTDOWN_GRACE_MS);
+    await ferry.close();
+  });
+  return 0;
+}
+
+function waitForSignal(onStop: () => Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const handler = () => {
+      if (stopping) return;
+      stopping = true;
+      onStop().then(resolve, (err) => {
+        console.error(err);
+        resolve();
+      });
+    };
+    process.once("SIGTERM", handler);
+    process.once("SIGINT", handler);
+  });
+}

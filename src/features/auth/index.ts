@@ -1,0 +1,42 @@
+/**
+ * The auth feature: accounts, applications (hashed API keys, scopes) and JWT tokens (spec:
+ * Authentication), with `ferry admin` commands.
+ */
+import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
+import type { Config } from "../../config/config.js";
+import type { Database } from "../../db/database.js";
+import type { RateLimiter } from "../../http/rate-limit.js";
+import type { Clock } from "../../shared/clock.js";
+import { bindCommands, type Feature } from "../../shared/feature.js";
+import type { AuditWriter } from "../audit/index.js";
+import { adminCommands } from "./auth.commands.js";
+import { authRoutes } from "./auth.routes.js";
+import { AuthService } from "./auth.service.js";
+
+export type { AccountProfile, AccountsService } from "./accounts.service.js";
+export { adminCommands } from "./auth.commands.js";
+export type { AccountRow, ApplicationRow } from "./auth.repository.js";
+export { type AuthService, hashApiKey, type TokenClaims } from "./auth.service.js";
+
+/** Builds the auth feature. */
+export function createAuthFeature(deps: {
+  database: Database;
+  config: Config;
+  clock: Clock;
+  keyRing: KeyRing;
+  audit: AuditWriter;
+  rateLimiter: RateLimiter;
+}): Feature<AuthService> {
+  const service = new AuthService(deps.database, deps.config, deps.clock, deps.keyRing, deps.audit);
+  return {
+    service,
+    routes: [
+      authRoutes({
+        auth: service,
+        rateLimiter: deps.rateLimiter,
+        environment: deps.config.FERRY_ENVIRONMENT,
+      }),
+    ],
+    commands: bindCommands(adminCommands, service),
+  };
+}

@@ -1,0 +1,44 @@
+import type { Executor } from "../../db/database.js";
+import type { AccountsService } from "../auth/index.js";
+import type { BrandingService } from "../branding/index.js";
+import type { RequestersService } from "../requesters/index.js";
+import type { RequestRow } from "../requests/index.js";
+import type { EmailTemplatesService, MessageInput } from "../templates/index.js";
+
+/** Where the merge data of a request's messages comes from. */
+export interface MessageSources {
+  accounts: AccountsService;
+  requesters: Pick<RequestersService, "findForAccount">;
+  templates: Pick<EmailTemplatesService, "sourceOf">;
+  /** The recipient URL, on the account's custom host when it has one. */
+  branding: Pick<BrandingService, "recipientUrl">;
+  sandbox: boolean;
+}
+
+/** Gathers what composition needs about `request` for one contact (also used by previews). */
+export async function gatherMessageInput(
+  sources: MessageSources,
+  ex: Executor,
+  request: RequestRow,
+  contact: { first_name: string; last_name: string },
+): Promise<MessageInput> {
+  const [account, requester, template, recipientUrl] = await Promise.all([
+    sources.accounts.profile(ex, request.account_id),
+    request.requester_id
+      ? sources.requesters.findForAccount(ex, request.account_id, request.requester_id)
+      : undefined,
+    request.email_template_slug
+      ? sources.templates.sourceOf(ex, request.account_id, request.email_template_slug)
+      : undefined,
+    sources.branding.recipientUrl(ex, request.account_id, request.identifier),
+  ]);
+  return {
+    request,
+    requester,
+    account: { name: account?.name ?? "", email: account?.email ?? "" },
+    contact,
+    recipientUrl,
+    sandbox: sources.sandbox,
+    template,
+  };
+}

@@ -1,0 +1,52 @@
+import { Type } from "typebox";
+import type { Router } from "../../shared/feature.js";
+import { sendDownload } from "../media/index.js";
+import { htmlResponse, pagePath } from "./recipient-http.js";
+import { pageCaller } from "./recipient-session.js";
+import type { PageDeps } from "./request.pages.js";
+
+const fileBytes = (description: string) => ({
+  description,
+  content: { "application/octet-stream": { schema: Type.String({ format: "binary" }) } },
+});
+
+/**
+ * Downloads of a push request's files. A request with two-factor needs the two-factor session
+ * first (without it: back to the page); a link that is not a push page answers the 404 page.
+ */
+export async function registerPushDownloads(app: Router, deps: PageDeps): Promise<void> {
+  const { recipient, session } = deps;
+
+  app.get(
+    "/r/:identifier/files/:mediaId/download",
+    {
+      config: { public: true },
+      schema: {
+        tags: ["recipient"],
+        summary:
+          "Download one file of a push request (needs the two-factor session when the request has two-factor)",
+        params: Type.Object({ identifier: Type.String(), mediaId: Type.Integer({ minimum: 1 }) }),
+        response: {
+          200: fileBytes("The file's bytes."),
+          206: fileBytes("A byte range of the file."),
+          303: Type.Null({ description: "Two-factor needed first: back to the page." }),
+          404: htmlResponse("Unknown link or file."),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = await session.load(request, reply);
+      if (!ctx) return reply;
+      const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));
+      if (kind === "tfa") return reply.redirect(pagePath(ctx.request.identifier), 303);
+      if (kind !== "push") return session.notFoundPage(reply);
+      const download = await recipient.media.openDownload(
+        ctx.request.id,
+        request.params.mediaId,
+        request.headers.range,
+        pageCaller(request),
+      );
+      return sendDownload(reply, download);
+    },
+  );
+}

@@ -1,0 +1,114 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../../config/config.js";
+import { suspendIdleTimeout } from "../../http/idle-timeout.js";
+import type { Clock } from "../../shared/clock.js";
+import { AppError } from "../../shared/errors.js";
+import type { PageCaller, RecipientContext, RecipientService } from "./recipient.service.js";
+import { isHttps, pagePath, readCookies, sendPage, setCookie } from "./recipient-http.js";
+import { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
+import { NotFoundPage } from "./views/pages.js";
+
+/** A request to a route under `/r/:identifier/` (its params typed by IdentifierParams). */
+export type LinkRequest = FastifyRequest & { params: { identifier: string } };
+
+/** The caller as audit entries record it (the path is masked by the audit writer). */
+export function pageCaller(request: FastifyRequest): PageCaller {
+  return {
+    ip: request.ip,
+    method: request.method,
+    path: request.url.split("?")[0] ?? "",
+    contentType: request.headers["content-type"]?.split(";")[0],
+    holdConnection: () => suspendIdleTimeout(request),
+  };
+}
+
+/**
+ * Session handling of recipient links: resolves the link a request names (and records it for the
+ * page-call audit entry), the per-browser CSRF secret cookie and the tokens its forms carry, and
+ * the two-factor session cookie.
+ */
+export class RecipientSession {
+  constructor(
+    private readonly deps: {
+      recipient: RecipientService;
+      tokens: RecipientTokens;
+      config: Config;
+      clock: Clock;
+    },
+  ) {}
+
+  /** Sends the one 404 page of links that resolve to nothing. */
+  notFoundPage(reply: FastifyReply): FastifyReply {
+    return sendPage(reply, 404, NotFoundPage({ chrome: this.deps.recipient.chrome(undefined) }));
+  }
+
+  /** The link of the request, or undefined when it resolves to nothing; recorded for AAA-0011. */
+  async resolve(request: LinkRequest): Promise<RecipientContext | undefined> {
+    const ctx = await this.deps.recipient.resolve(request.params.identifier, request.hostname);
+    if (ctx) request.recipientCtx = ctx;
+    return ctx;
+  }
+
+  /** The link of a page request; sends the 404 page and returns undefined when it resolves to nothing. */
+  async load(request: LinkRequest, reply: FastifyReply): Promise<RecipientContext | undefined> {
+    const ctx = await this.resolve(request);
+    if (!ctx) this.notFoundPage(reply);
+    return ctx;
+  }
+
+  /** True when the browser holds an unexpired two-factor session of this request. */
+  hasSession(request: FastifyRequest, ctx: RecipientContext): boolean {
+    return this.deps.tokens.verifySession(
+      ctx.request.id,
+      ctx.request.identifier,
+      readCookies(request)[SESSION_COOKIE],
+      this.nowSeconds(),
+    );
+  }
+
+  /** Sets the two-factor session cookie (Lax, path-scoped, TFA_SESSION_SECONDS long). */
+  startSession(request: FastifyRequest, reply: FastifyReply, ctx: RecipientContext): void {
+    const { config, tokens } = this.deps;
+    const expiresAt = this.nowSeconds() + config.TFA_SESSION_SECONDS;
+    setCookie(reply, SESSION_COOKIE, tokens.sessionValue(ctx.request.id, ctx.request.identifier, expiresAt), {
+      path: pagePath(ctx.request.identifier),
+      maxAgeSeconds: config.TFA_SESSION_SECONDS,
+      secure: isHttps(request, config.publicBaseUrl),
+      sameSite: "Lax",
+    });
+  }
+
+  /** The CSRF token of the page's forms; sets the browser's CSRF secret cookie when it is missing. */
+  csrfToken(request: FastifyRequest, reply: FastifyReply, ctx: RecipientContext): string {
+    const { config, tokens } = this.deps;
+    let secret = readCookies(request)[CSRF_COOKIE];
+    if (!secret || !/^[A-Za-z0-9_-]{16,64}$/.test(secret)) {
+      secret = tokens.newCsrfSecret();
+      setCookie(reply, CSRF_COOKIE, secret, {
+        path: pagePath(ctx.request.identifier),
+        maxAgeSeconds: 7 * 86_400,
+        secure: isHttps(request, config.publicBaseUrl),
+        sameSite: "Strict",
+      });
+    }
+    return tokens.csrfToken(ctx.request.identifier, secret);
+  }
+
+  /** True when `token` is a CSRF token of this link for the browser's CSRF secret. */
+  validCsrf(request: FastifyRequest, ctx: RecipientContext, token: string | undefined): boolean {
+    return this.deps.tokens.verifyCsrf(ctx.request.identifier, readCookies(request)[CSRF_COOKIE], token);
+  }
+
+  /** Refuses a form post whose CSRF token is missing or invalid (403). */
+  checkFormCsrf(request: FastifyRequest, ctx: RecipientContext, token: string): void {
+    if (!this.validCsrf(request, ctx, token))
+      throw new AppError(
+        "NOT_AUTHORIZED",
+        "The form expired or did not come from this page. Reload the page and try again.",
+      );
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.clock.now().getTime() / 1000);
+  }
+}
