@@ -1,17 +1,20 @@
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { buildServer } from "../../src/app/build-server.js";
-import { type Container, createContainer } from "../../src/app/container.js";
-import type { RoutePlugin } from "../../src/app/routes.js";
+import { createFerry, type Ferry } from "../../src/app/ferry.js";
 import { loadConfig } from "../../src/config/config.js";
+import { createDatabase, databaseOptionsFromConfig } from "../../src/db/database.js";
+import { migrateToLatest } from "../../src/db/migrator.js";
+import type { JobRow } from "../../src/jobs/queue.js";
 import { FixedClock } from "../../src/shared/clock.js";
+import type { RouteModule } from "../../src/shared/feature.js";
 import { randomId } from "../../src/shared/ids.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
-/** A server under test: the Fastify app (use app.inject), its container, clock and database. */
+/** A server under test: the Fastify app (use app.inject), its Ferry, clock and database. */
 export interface TestApp {
   app: FastifyInstance;
-  container: Container;
+  ferry: Ferry;
   clock: FixedClock;
   database: TestDatabase;
   close(): Promise<void>;
@@ -23,7 +26,7 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { extraRoutes?: RoutePlugin[]; rateLimitPrefix?: string } = {},
+  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
@@ -35,21 +38,23 @@ export async function createTestApp(
     ...env,
   });
   const clock = new FixedClock(env.TEST_CLOCK_START ?? "2026-01-15T10:00:00.000Z");
-  const container = await createContainer(config, {
+  const db = createDatabase(databaseOptionsFromConfig(config));
+  await migrateToLatest(db.db);
+  const ferry = await createFerry(config, db, {
     clock,
     logger: pino({ level: process.env.FERRY_TEST_LOG ?? "silent" }),
     rateLimitPrefix: options.rateLimitPrefix ?? `ferry-test-${randomId(6)}`,
   });
-  const app = await buildServer(container, options);
+  const app = await buildServer(ferry, options);
   await app.ready();
   return {
     app,
-    container,
+    ferry,
     clock,
     database,
     async close() {
       await app.close();
-      await container.close();
+      await ferry.close();
       await database.drop();
     },
   };
@@ -72,21 +77,39 @@ export async function createTestAccount(
   opts: { email?: string; scopes?: string[] } = {},
 ): Promise<TestAccount> {
   const email = opts.email ?? `owner-${randomId(4).toLowerCase()}@example.com`;
-  const account = await t.container.auth.createAccount(email, "Test Owner");
-  const { application, apiKey } = await t.container.auth.createApplication(email, "Test app", opts.scopes);
-  const res = await t.app.inject({
-    method: "POST",
-    url: "/v1/auth/get_token/",
-    payload: { api_key: apiKey, email },
-  });
-  if (res.statusCode !== 200) throw new Error(`get_token failed: ${res.statusCode} ${res.body}`);
-  const token = res.json().token as string;
-  return {
+  const account = await t.ferry.auth.createAccount(email, "Test Owner");
+  const { application, apiKey } = await t.ferry.auth.createApplication(email, "Test app", opts.scopes);
+  const created: TestAccount = {
     accountId: account.id,
     applicationId: application.id,
     email,
     apiKey,
-    token,
-    headers: { authorization: `JWT ${token}` },
+    token: "",
+    headers: {},
   };
+  await renewToken(t, created);
+  return created;
+}
+
+/**
+ * Takes a fresh token for `account` through the API (tokens live 8 hours: tests that move the
+ * clock on renew them) and puts it in `account.token` and `account.headers`.
+ */
+export async function renewToken(t: TestApp, account: TestAccount): Promise<string> {
+  const res = await t.app.inject({
+    method: "POST",
+    url: "/v1/auth/get_token/",
+    payload: { api_key: account.apiKey, email: account.email },
+  });
+  if (res.statusCode !== 200) throw new Error(`get_token failed: ${res.statusCode} ${res.body}`);
+  account.token = res.json().token as string;
+  account.headers = { authorization: `JWT ${account.token}` };
+  return account.token;
+}
+
+/** Runs the handler of job `kind` once, as the worker would with `row` (a job row or a stand-in). */
+export async function runJobHandler(ferry: Ferry, kind: string, payload: object, row: JobRow): Promise<void> {
+  const handler = ferry.jobHandlers.find((h) => h.kind === kind);
+  if (!handler) throw new Error(`no handler for job kind ${kind}`);
+  await handler.run(payload, row);
 }

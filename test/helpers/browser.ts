@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Request } from "playwright-core";
 import { repoRoot } from "./process.js";
 
 /** Debian's Chromium (installed by `.ci/run` with apt-get); a browser is never downloaded. */
@@ -68,4 +68,16 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: resolve(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/**
+ * The method and chunk number of a recipient upload call (POST or PUT to `…/uploads[/<id>]`), read
+ * from its multipart body, where the field precedes the file; undefined for any other request.
+ */
+export function uploadChunkOf(request: Request): { method: string; chunk: number } | undefined {
+  if (!/\/uploads(\/\d+)?$/.test(new URL(request.url()).pathname) || request.method() === "GET")
+    return undefined;
+  const head = request.postDataBuffer()?.subarray(0, 4000).toString("latin1") ?? "";
+  const match = /name="current_chunk"\r\n\r\n(\d+)/.exec(head);
+  return match ? { method: request.method(), chunk: Number(match[1]) } : undefined;
 }

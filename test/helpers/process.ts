@@ -33,6 +33,11 @@ export function spawnFerry(args: string[], env: Record<string, string>): FerryPr
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  return collect(child);
+}
+
+/** Collects a child's output and exit code. */
+function collect(child: ChildProcess): FerryProcess {
   let out = "";
   let err = "";
   child.stdout?.on("data", (d) => {
@@ -80,4 +85,14 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error("condition not met in time");
+}
+
+/** Runs a worker process with the diagnostic job kind (test/helpers/diagnostic-worker.ts). */
+export function spawnDiagnosticWorker(env: Record<string, string>): FerryProcess {
+  const child = spawn(process.execPath, ["bin/run-ts.mjs", "test/helpers/diagnostic-worker.ts"], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return collect(child);
 }

@@ -1,11 +1,11 @@
 /**
- * Test helpers of the media feature (used by its *.test.ts files only): request factories through
- * the API, multipart bodies, and deterministic byte streams.
+ * Test helpers for media: request factories through the API, multipart bodies, and deterministic
+ * byte streams.
  */
 import { createCipheriv, createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import type { TestAccount, TestApp } from "../../../test/helpers/app.js";
-import type { UploadPart } from "./media.context.js";
+import type { UploadPart } from "../../src/features/media/index.js";
+import type { TestAccount, TestApp } from "./app.js";
 
 /** Creates a request through POST /v1/request/ and returns its id. */
 export async function createRequest(
@@ -24,7 +24,7 @@ export async function createRequest(
 }
 
 /** A file part of a multipart body. */
-export interface FilePart {
+interface FilePart {
   data: Buffer;
   filename?: string;
   type?: string;
