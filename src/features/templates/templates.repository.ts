@@ -84,19 +84,3 @@ export async function countTemplates(ex: Executor, accountId: number): Promise<n
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
-
-/** True while a request of the account that is not complete (draft or sent) names the template. */
-export async function isTemplateUsedByOpenRequest(
-  ex: Executor,
-  accountId: number,
-  slug: string,
-): Promise<boolean> {
-  const row = await ex
-    .selectFrom("requests")
-    .select("id")
-    .where("account_id", "=", accountId)
-    .where("email_template_slug", "=", slug)
-    .where("complete", "=", 0)
-    .executeTakeFirst();
-  return row !== undefined;
-}

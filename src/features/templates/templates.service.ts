@@ -2,24 +2,38 @@ import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, unprocessable, ValidationError } from "../../shared/errors.js";
-import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/audit.writer.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
+import type { BrandingService } from "../branding/index.js";
+import { TemplateError } from "./engine/template-engine.js";
+import type { ComposedEmail, MessageInput } from "./message-composer.js";
+import type { TemplateRenderer } from "./render/renderer.js";
+import { type EmailTemplateView, presentTemplate } from "./templates.presenter.js";
 import {
   countTemplates,
   deleteTemplate,
   findTemplate,
   insertTemplate,
-  isTemplateUsedByOpenRequest,
   listTemplates,
   updateTemplate,
-} from "./email-templates.repository.js";
-import { type ComposedEmail, composeEmail, type MessageInput } from "./message-composer.js";
-import { type EmailTemplateView, presentTemplate } from "./notifications.presenter.js";
-import { findRequest, firstContactOfRequest } from "./notifications.repository.js";
-import type { NotificationsService } from "./notifications.service.js";
-import { type TemplateEngine, TemplateError } from "./templates/template-engine.js";
+} from "./templates.repository.js";
+
+/**
+ * What templates need to know about the requests that name them (the requests feature answers): a
+ * template named by an open request keeps its slug and cannot be deleted.
+ */
+export interface TemplateUsage {
+  /** True while a request of the account that is not complete (draft or sent) names the template. */
+  isUsedByOpenRequest(ex: Executor, accountId: number, slug: string): Promise<boolean>;
+}
+
+/** A template to render: its subject and HTML sources. */
+export interface TemplateSource {
+  subject: string;
+  html: string;
+}
 
 /** Who changes templates (for the audit entry). */
 export interface TemplateCaller {
@@ -32,7 +46,7 @@ const MAX_SUBJECT = 998;
 const MAX_HTML = 256 * 1024;
 
 /**
- * Email templates (issue 5 §6): per-account, addressed by slug, Liquid sources checked at save time
+ * Email templates: per-account, addressed by slug, Liquid sources checked at save time
  * (a syntax error is a 400 naming the line), and rendered for previews against a request or sample data.
  */
 export class EmailTemplatesService {
@@ -41,13 +55,15 @@ export class EmailTemplatesService {
     private readonly config: Config,
     private readonly clock: Clock,
     private readonly audit: AuditWriter,
-    private readonly engine: TemplateEngine,
-    private readonly notifications: NotificationsService,
+    private readonly renderer: TemplateRenderer,
+    private readonly accounts: AccountsService,
+    private readonly branding: BrandingService,
+    private readonly usage: TemplateUsage,
   ) {}
 
   /** Creates a template: slug (unique per account), subject (optional), html (required). 400 when invalid. */
   async create(caller: TemplateCaller, body: Record<string, unknown>): Promise<EmailTemplateView> {
-    const input = this.check(body, true);
+    const input = await this.check(caller.accountId, body, true);
     const now = toTimestamp(this.clock.now());
     return this.database.db.transaction().execute(async (trx) => {
       if (await findTemplate(trx, caller.accountId, input.slug!)) throw duplicateSlug();
@@ -86,14 +102,14 @@ export class EmailTemplatesService {
     slug: string,
     body: Record<string, unknown>,
   ): Promise<EmailTemplateView> {
-    const input = this.check(body, false);
+    const input = await this.check(caller.accountId, body, false);
     const now = toTimestamp(this.clock.now());
     return this.database.db.transaction().execute(async (trx) => {
       const row = await findTemplate(trx, caller.accountId, slug);
       if (!row) throw notFound("Email template");
       if (input.slug !== undefined && input.slug !== row.slug) {
         if (await findTemplate(trx, caller.accountId, input.slug)) throw duplicateSlug();
-        if (await isTemplateUsedByOpenRequest(trx, caller.accountId, row.slug)) {
+        if (await this.usage.isUsedByOpenRequest(trx, caller.accountId, row.slug)) {
           throw unprocessable("The template is used by an open request: its slug cannot change.");
         }
       }
@@ -108,7 +124,7 @@ export class EmailTemplatesService {
     await this.database.db.transaction().execute(async (trx) => {
       const row = await findTemplate(trx, caller.accountId, slug);
       if (!row) throw notFound("Email template");
-      if (await isTemplateUsedByOpenRequest(trx, caller.accountId, row.slug)) {
+      if (await this.usage.isUsedByOpenRequest(trx, caller.accountId, row.slug)) {
         throw unprocessable("The template is used by an open request and cannot be deleted.");
       }
       await deleteTemplate(trx, row.id);
@@ -116,9 +132,15 @@ export class EmailTemplatesService {
     });
   }
 
+  /** The sources of the account's template `slug`, read through `ex` (undefined when there is none). */
+  async sourceOf(ex: Executor, accountId: number, slug: string): Promise<TemplateSource | undefined> {
+    const row = await findTemplate(ex, accountId, slug);
+    return row && { subject: row.subject, html: row.html };
+  }
+
   /**
-   * For the requests feature: throws 422 unless `slug` names a template of the account
-   * (spec: `email_template_slug` "must name an existing template").
+   * Throws 422 unless `slug` names a template of the account (spec: `email_template_slug` "must name
+   * an existing template").
    */
   async requireTemplate(ex: Executor, accountId: number, slug: string): Promise<void> {
     if (!(await findTemplate(ex, accountId, slug))) {
@@ -127,37 +149,33 @@ export class EmailTemplatesService {
   }
 
   /**
-   * Renders a preview: `slug` (a stored template) or `html` (+ `subject`) against `request` (an id of
-   * the account) or sample data. Returns subject, HTML and text as the email would carry them (without
-   * the tracking pixel). 400 for a syntax error, 404 for an unknown slug or request, 422 when rendering fails.
+   * The template a preview renders: `slug` (a stored template) or `html` (+ `subject`) from the
+   * preview body. 400 when neither is given or the sources have a syntax error, 404 for an unknown slug.
    */
-  async render(accountId: number, body: Record<string, unknown>): Promise<ComposedEmail> {
-    const { db } = this.database;
-    let template: { subject: string; html: string };
+  async previewSource(accountId: number, body: Record<string, unknown>): Promise<TemplateSource> {
     if (body.slug !== undefined && body.slug !== null && body.slug !== "") {
-      const row = await findTemplate(db, accountId, String(body.slug));
+      const row = await findTemplate(this.database.db, accountId, String(body.slug));
       if (!row) throw notFound("Email template");
-      template = { subject: row.subject, html: row.html };
-    } else {
-      const input = this.check({ subject: body.subject, html: body.html }, false);
-      if (input.html === undefined) {
-        throw new ValidationError({ non_field_errors: ["Give either slug or html."] });
-      }
-      template = { subject: input.subject ?? "", html: input.html };
+      return { subject: row.subject, html: row.html };
     }
-    let message: MessageInput;
-    if (body.request !== undefined && body.request !== null && body.request !== "") {
-      const id = parseId(body.request);
-      if (id === undefined) throw ValidationError.field("request", "A valid integer is required.");
-      const request = await findRequest(db, accountId, id);
-      if (!request) throw notFound("Request");
-      const contact = (await firstContactOfRequest(db, request.id)) ?? { first_name: "", last_name: "" };
-      message = await this.notifications.messageInput(db, request, contact);
-    } else {
-      message = await this.sampleInput(db, accountId);
+    const input = await this.check(accountId, { subject: body.subject, html: body.html }, false);
+    if (input.html === undefined) {
+      throw new ValidationError({ non_field_errors: ["Give either slug or html."] });
     }
+    return { subject: input.subject ?? "", html: input.html };
+  }
+
+  /**
+   * Renders `template` against `message` as the email would carry it (without the tracking pixel);
+   * 422 when rendering fails.
+   */
+  async renderWith(
+    template: TemplateSource,
+    message: MessageInput,
+    accountId: number,
+  ): Promise<ComposedEmail> {
     try {
-      return await composeEmail(this.engine, { ...message, template });
+      return await this.renderer.composeEmail({ ...message, template }, accountId);
     } catch (err) {
       if (err instanceof TemplateError) {
         throw new AppError(
@@ -169,10 +187,11 @@ export class EmailTemplatesService {
     }
   }
 
-  private check(
+  private async check(
+    accountId: number,
     body: Record<string, unknown>,
     creating: boolean,
-  ): { slug?: string; subject?: string; html?: string } {
+  ): Promise<{ slug?: string; subject?: string; html?: string }> {
     const errors: Record<string, string[]> = {};
     const out: { slug?: string; subject?: string; html?: string } = {};
     const read = (key: "slug" | "subject" | "html", required: boolean, max: number) => {
@@ -197,7 +216,7 @@ export class EmailTemplatesService {
     for (const key of ["subject", "html"] as const) {
       const source = out[key];
       if (source === undefined || errors[key]) continue;
-      const v = this.engine.validate(source);
+      const v = await this.renderer.validate(source, accountId);
       if (!v.ok) errors[key] = [`Template syntax error on line ${v.line}: ${v.message}`];
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
@@ -221,11 +240,13 @@ export class EmailTemplatesService {
     });
   }
 
-  private async sampleInput(ex: Executor, accountId: number): Promise<MessageInput> {
-    const [accountName, recipientUrl] = await Promise.all([
-      this.notifications.accountName(ex, accountId),
-      this.notifications.recipientUrl(ex, accountId, "sample"),
+  /** Merge data of a made-up pull request of the account, for previews without a request. */
+  async sampleInput(ex: Executor, accountId: number): Promise<MessageInput> {
+    const [account, recipientUrl] = await Promise.all([
+      this.accounts.profile(ex, accountId),
+      this.branding.recipientUrl(ex, accountId, "sample"),
     ]);
+    const accountName = account?.name ?? "";
     const now = this.clock.now();
     const created = toTimestamp(now);
     const expires = toTimestamp(new Date(now.getTime() + 14 * 86_400_000));

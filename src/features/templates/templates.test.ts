@@ -1,36 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
-import { createRequest, runNotificationJobs, sendNotification } from "./notifications.fixtures.js";
+import { describe, expect, it } from "vitest";
+import { buildRequest, buildTemplate, inlineContact } from "../../../test/helpers/factories.js";
+import { useHarness } from "../../../test/helpers/harness.js";
+import { runNotificationJobs, sendNotification } from "../../../test/helpers/notifications.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 
 describe("email templates", () => {
-  let t: TestApp;
-  let owner: TestAccount;
-  let other: TestAccount;
-
-  const api = (method: string, url: string, payload?: unknown, who?: TestAccount) =>
-    t.app.inject({
-      method: method as "GET",
-      url,
-      headers: (who ?? owner).headers,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    });
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    other = await createTestAccount(t);
-  });
-  afterAll(async () => t?.close());
+  const h = useHarness({ other: true });
+  const { call } = h;
 
   it("creates, lists, reads, updates and deletes templates by slug", async () => {
-    const created = await api("POST", "/v1/email_template/", {
+    const created = await call("POST", "/v1/email_template/", {
       slug: "welcome",
       subject: "Files from {{ requester.full_name }}",
       html: "<p>Hello {{ contact.first_name }}</p>",
@@ -44,65 +24,63 @@ describe("email templates", () => {
       created: TS,
       updated: TS,
     });
-    const dup = await api("POST", "/v1/email_template/", { slug: "welcome", html: "<p>x</p>" });
+    const dup = await call("POST", "/v1/email_template/", { slug: "welcome", html: "<p>x</p>" });
     expect(dup.statusCode).toBe(400);
     expect(dup.json()).toEqual({ slug: ["An email template with this slug already exists."] });
     // Slugs are per account.
     expect(
-      (await api("POST", "/v1/email_template/", { slug: "welcome", html: "<p>x</p>" }, other)).statusCode,
+      (await call("POST", "/v1/email_template/", { slug: "welcome", html: "<p>x</p>" }, h.other)).statusCode,
     ).toBe(201);
 
-    const list = await api("GET", "/v1/email_template/");
+    const list = await call("GET", "/v1/email_template/");
     expect(list.json()).toMatchObject({ count: 1, results: [{ slug: "welcome" }] });
-    const patched = await api("PATCH", "/v1/email_template/welcome/", { subject: "Hi" });
+    const patched = await call("PATCH", "/v1/email_template/welcome/", { subject: "Hi" });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({
       slug: "welcome",
       subject: "Hi",
       html: "<p>Hello {{ contact.first_name }}</p>",
     });
-    expect((await api("GET", "/v1/email_template/welcome")).json().subject).toBe("Hi");
-    expect((await api("DELETE", "/v1/email_template/welcome/")).statusCode).toBe(204);
-    expect((await api("GET", "/v1/email_template/welcome/")).statusCode).toBe(404);
+    expect((await call("GET", "/v1/email_template/welcome")).json().subject).toBe("Hi");
+    expect((await call("DELETE", "/v1/email_template/welcome/")).statusCode).toBe(204);
+    expect((await call("GET", "/v1/email_template/welcome/")).statusCode).toBe(404);
   });
 
   it("refuses a template with a syntax error, naming the line", async () => {
-    const res = await api("POST", "/v1/email_template/", {
+    const res = await call("POST", "/v1/email_template/", {
       slug: "broken",
       html: "<p>one</p>\n<p>two</p>\n{% if contact.first_name %}<p>three</p>",
     });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ html: [expect.stringMatching(/^Template syntax error on line 3: .*if/)] });
-    const include = await api("POST", "/v1/email_template/", {
+    const include = await call("POST", "/v1/email_template/", {
       slug: "inc",
       html: '{% include "/etc/passwd" %}',
     });
     expect(include.statusCode).toBe(400);
     expect(include.json().html[0]).toMatch(/^Template syntax error on line 1/);
-    const badSlug = await api("POST", "/v1/email_template/", { slug: "no spaces", html: "<p>x</p>" });
+    const badSlug = await call("POST", "/v1/email_template/", { slug: "no spaces", html: "<p>x</p>" });
     expect(badSlug.json()).toEqual({
       slug: [
         'Enter a valid "slug" consisting of letters, numbers, underscores or hyphens ("render" is reserved).',
       ],
     });
-    const missing = await api("POST", "/v1/email_template/", {});
+    const missing = await call("POST", "/v1/email_template/", {});
     expect(missing.json()).toEqual({ slug: ["This field is required."], html: ["This field is required."] });
   });
 
   it("renders previews against a request with escaped merge values and Django date filters", async () => {
-    const req = await createRequest(
-      t,
-      owner,
-      [
-        {
+    const req = await buildRequest(h.t, h.owner, {
+      message: "Fish & chips",
+      long_message_subject: "",
+      contact: [
+        inlineContact([["email", "x@example.com"]], {
           first_name: "<script>alert(1)</script>",
           last_name: "O'Neil",
-          methods: [["email", "x@example.com"]],
-        },
+        }),
       ],
-      { message: "Fish & chips", long_message_subject: "" },
-    );
-    const res = await api("POST", "/v1/email_template/render/", {
+    });
+    const res = await call("POST", "/v1/email_template/render/", {
       request: String(req.id),
       subject: "For {{ contact.last_name }} & co",
       html: [
@@ -130,23 +108,23 @@ describe("email templates", () => {
   });
 
   it("renders a stored template with sample data", async () => {
-    await api("POST", "/v1/email_template/", {
+    await buildTemplate(h.t, h.owner, {
       slug: "sample",
       subject: "{{ requester.first_name }} needs {{ type }} files",
       html: '<p>{{ contact.first_name }} {{ expires_at|date:"d/m/Y" }} {{ account.name }}</p>',
     });
-    const res = await api("POST", "/v1/email_template/render/", { slug: "sample" });
+    const res = await call("POST", "/v1/email_template/render/", { slug: "sample" });
     expect(res.statusCode).toBe(200);
     expect(res.json().subject).toBe("[SANDBOX] Alex needs pull files");
     expect(res.json().html).toContain("<p>Jane 29/01/2026 Test Owner</p>");
-    expect((await api("POST", "/v1/email_template/render/", { slug: "nope" })).statusCode).toBe(404);
+    expect((await call("POST", "/v1/email_template/render/", { slug: "nope" })).statusCode).toBe(404);
     expect(
-      (await api("POST", "/v1/email_template/render/", { slug: "sample", request: 99999999 })).statusCode,
+      (await call("POST", "/v1/email_template/render/", { slug: "sample", request: 99999999 })).statusCode,
     ).toBe(404);
   });
 
   it("stops templates that reach for prototypes, loop too long or grow past 1 MB", async () => {
-    const render = (html: string) => api("POST", "/v1/email_template/render/", { html });
+    const render = (html: string) => call("POST", "/v1/email_template/render/", { html });
     const proto = await render("{{ contact.constructor.name }}{{ contact.__proto__ }}");
     expect(proto.statusCode).toBe(422);
     expect(proto.json().code).toBe("UNPROCESSABLE_ENTITY");
@@ -163,22 +141,19 @@ describe("email templates", () => {
   });
 
   it("sends the named template, and refuses send_notification when the template is gone", async () => {
-    await api("POST", "/v1/email_template/", {
+    const { t, owner } = h;
+    await buildTemplate(t, owner, {
       slug: "branded",
       subject: "Acme: files for {{ contact.first_name }}",
       html: "<html><body><h1>Acme</h1><p>Hi {{ contact.first_name }}</p></body></html>",
     });
-    const req = await createRequest(
-      t,
-      owner,
-      [{ first_name: "Bo", methods: [["email", "bo@example.com"]] }],
-      {
-        email_template_slug: "branded",
-      },
-    );
+    const req = await buildRequest(t, owner, {
+      email_template_slug: "branded",
+      contact: [inlineContact([["email", "bo@example.com"]], { first_name: "Bo" })],
+    });
     expect((await sendNotification(t, owner, req.id)).status).toBe(200);
     await runNotificationJobs(t);
-    const outbox = await api("GET", "/v1/sandbox/messages/?to=bo@example.com");
+    const outbox = await call("GET", "/v1/sandbox/messages/?to=bo@example.com");
     const mail = outbox.json().results[0];
     const url = `http://ferry.test/r/${req.identifier}/`;
     expect(mail.subject).toBe("[SANDBOX] Acme: files for Bo");
@@ -187,9 +162,9 @@ describe("email templates", () => {
     );
     expect(mail.links).toEqual([url]);
     // In use by an open request: cannot be deleted.
-    expect((await api("DELETE", "/v1/email_template/branded/")).statusCode).toBe(422);
+    expect((await call("DELETE", "/v1/email_template/branded/")).statusCode).toBe(422);
 
-    await t.container.database.db
+    await t.ferry.database.db
       .updateTable("requests")
       .set({ email_template_slug: "vanished" })
       .where("id", "=", req.id)

@@ -1,12 +1,21 @@
 /**
- * Message composition (issue 5 §5): the SMS text, the email subject, HTML and text alternative of a
- * request notification, and the merge data templates see. Pure functions apart from template rendering.
+ * Message composition: the SMS text, the email subject, HTML and text alternative of a request
+ * notification, and the merge data templates see. Pure functions apart from template rendering.
  */
 
-import type { RequesterRow } from "../requesters/requesters.repository.js";
-import { generatedSubject } from "../requests/requests.presenter.js";
-import { escapeHtml, ZonedDateTime } from "./templates/django-filters.js";
-import type { TemplateEngine } from "./templates/template-engine.js";
+import type { RequesterRow } from "../requesters/index.js";
+import { escapeHtml, ZonedDateTime } from "./engine/django-filters.js";
+import type { TemplateEngine } from "./engine/template-engine.js";
+
+/**
+ * The email subject used when the owner gave none: names the requester, else the owner, else
+ * nobody, and says whether files are sent (push) or asked for (pull).
+ */
+export function generatedSubject(type: "push" | "pull", senderName: string): string {
+  const who = senderName.trim();
+  if (type === "push") return who ? `${who} has sent you files` : "You have received files";
+  return who ? `${who} has requested files from you` : "You have been asked to upload files";
+}
 
 /** The request fields composition reads (a requests row has them all). */
 export interface RequestFacts {
@@ -52,7 +61,7 @@ export interface ComposedEmail {
   text: string;
 }
 
-/** The SANDBOX marker text put in front of messages of a sandbox deployment (DESIGN §1). */
+/** The SANDBOX marker text put in front of messages of a sandbox deployment. */
 export const SANDBOX_MARKER = "[SANDBOX]";
 
 const MERGE_REQUEST_FIELDS = [
@@ -186,6 +195,45 @@ export async function composeEmail(engine: TemplateEngine, input: MessageInput):
   return { subject, html: body, text };
 }
 
+/**
+ * An email of plain text written by the owner (a container's email text) with a button and a line
+ * to the recipient's link: HTML escaped paragraph by paragraph, the text part as written plus the
+ * link, the SANDBOX marker and banner in sandbox.
+ */
+export function composeLinkEmail(input: {
+  subject: string;
+  body: string;
+  link: string;
+  action: string;
+  sandbox: boolean;
+}): ComposedEmail {
+  const text = input.body.replace(/\r\n?/g, "\n").trim();
+  const paragraphs = text
+    .split(/\n{2,}/)
+    .filter((p) => p.trim() !== "")
+    .map((p) => `<p style="margin:0 0 16px">${escapeHtml(p).replace(/\n/g, "<br>")}</p>`)
+    .join("\n");
+  const url = escapeHtml(input.link);
+  let html = `<!doctype html>
+<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(input.subject)}</title></head>
+<body style="margin:0;padding:24px;font-family:-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2328;line-height:1.5">
+${paragraphs}
+<p style="margin:24px 0"><a href="${url}" style="background:#0b57d0;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none;display:inline-block">${escapeHtml(input.action)}</a></p>
+<p style="color:#59636e;font-size:12px">If the button does not work, open this address: ${url}</p>
+</body></html>`;
+  let subject = input.subject
+    .replace(/[\r\n]+/g, " ")
+    .trim()
+    .slice(0, 998);
+  let plain = `${text}\n\n${input.link}`.trim();
+  if (input.sandbox) {
+    subject = `${SANDBOX_MARKER} ${subject}`;
+    html = insertAfterBodyStart(html, SANDBOX_BANNER);
+    plain = `${SANDBOX_MARKER} This message comes from a sandbox (test) deployment.\n\n${plain}`;
+  }
+  return { subject, html, text: plain };
+}
+
 const SANDBOX_BANNER =
   '<div style="background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:8px 12px;font:bold 13px sans-serif">SANDBOX: this message comes from a test deployment.</div>';
 
@@ -216,7 +264,8 @@ function insertAfterBodyStart(html: string, fragment: string): string {
   return `${html.slice(0, at)}\n${fragment}${html.slice(at)}`;
 }
 
-function insertBeforeBodyEnd(html: string, fragment: string): string {
+/** Puts `fragment` just before `</body>` (or at the end when there is none). */
+export function insertBeforeBodyEnd(html: string, fragment: string): string {
   const at = html.search(/<\/body>/i);
   if (at < 0) return `${html}\n${fragment}`;
   return `${html.slice(0, at)}${fragment}\n${html.slice(at)}`;
