@@ -1,11 +1,26 @@
-import formbody from "@fastify/formbody";
+import { parse as parseQueryString } from "node:querystring";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../shared/errors.js";
 
+/** True when a body sent as a form (or without a type) is really JSON text: it starts with { or [. */
+export function looksLikeJson(body: string | Buffer): boolean {
+  const text = typeof body === "string" ? body : body.subarray(0, 64).toString("latin1");
+  return /^\s*[[{]/.test(text);
+}
+
+/** 415 for JSON text sent under another content type: never read as something else, never ignored. */
+export function jsonUnderWrongType(sentAs: string): AppError {
+  return new AppError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    `The body is JSON but was sent as ${sentAs}. Send it with Content-Type: application/json.`,
+  );
+}
+
 /**
  * Registers the body parsers: JSON (an empty body is `{}`, any charset of ASCII-compatible text),
- * form-urlencoded, and multipart (streamed: routes read parts themselves). Anything else is 415.
+ * form-urlencoded (JSON text under it is 415), and multipart (streamed: routes read parts
+ * themselves). Anything else is 415. A write with neither a body nor a content type reads as `{}`.
  */
 export async function registerBodyParsers(app: FastifyInstance, maxJsonBytes: number): Promise<void> {
   app.removeContentTypeParser(["application/json", "text/plain"]);
@@ -13,7 +28,7 @@ export async function registerBodyParsers(app: FastifyInstance, maxJsonBytes: nu
     /^application\/([\w.+-]+\+)?json\s*(;.*)?$/i,
     { parseAs: "buffer", bodyLimit: maxJsonBytes },
     (_request, body: Buffer, done) => {
-      // Plain-ASCII bodies declared ISO-8859-1 decode the same as UTF-8 (compat item 5).
+      // Plain-ASCII bodies declared ISO-8859-1 decode the same as UTF-8 (some clients declare ISO-8859-1).
       const text = body.toString("utf8");
       if (text.trim() === "") return done(null, {});
       try {
@@ -23,7 +38,18 @@ export async function registerBodyParsers(app: FastifyInstance, maxJsonBytes: nu
       }
     },
   );
-  await app.register(formbody, { bodyLimit: maxJsonBytes });
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: maxJsonBytes },
+    (_request, body: string, done) => {
+      if (looksLikeJson(body))
+        return done(jsonUnderWrongType("application/x-www-form-urlencoded"), undefined);
+      done(null, { ...parseQueryString(body) });
+    },
+  );
+  app.addHook("preValidation", async (request) => {
+    if (request.body === undefined && hasNoBody(request)) request.body = {};
+  });
   await app.register(multipart, {
     limits: {
       fieldNameSize: 200,
@@ -34,6 +60,13 @@ export async function registerBodyParsers(app: FastifyInstance, maxJsonBytes: nu
       parts: 120,
     },
   });
+}
+
+/** A request that carries no body at all: no content type, no length (or 0), no chunked encoding. */
+function hasNoBody(request: FastifyRequest): boolean {
+  const { headers } = request;
+  if (headers["content-type"] !== undefined || headers["transfer-encoding"] !== undefined) return false;
+  return headers["content-length"] === undefined || headers["content-length"] === "0";
 }
 
 function rejectProtoKeys(key: string, value: unknown): unknown {

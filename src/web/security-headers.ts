@@ -1,11 +1,11 @@
 import type { FastifyReply } from "fastify";
 
 /** The Content-Security-Policy of recipient pages: no inline script or style, no framing. */
-export const RECIPIENT_CSP =
+const RECIPIENT_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
-/** Headers on every recipient page response (HTML, JSON, downloads): issue 7 item 9. */
-export const RECIPIENT_HEADERS: Readonly<Record<string, string>> = {
+/** Headers on every recipient page response (HTML, JSON, downloads). */
+const RECIPIENT_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": RECIPIENT_CSP,
   "cache-control": "no-store",
   "referrer-policy": "no-referrer",
