@@ -1,10 +1,16 @@
-/** Shapes and rules shared by the pull page's uploader: sizes, refusals, server answers. */
+/** Shapes and rules shared by the pull page's uploader: sizes, refusals, file identity, server answers. */
+
+import { sha256Hex } from "./sha256.js";
 
 /** A file's upload as the server reports it (GET /r/<identifier>/uploads). */
 export interface ServerUpload {
   id: number;
   name: string;
   bytes: number;
+  /** The size declared with the first chunk (null for uploads that declared none). */
+  size: number | null;
+  /** The fingerprint given with the first chunk (null when none was). */
+  fingerprint: string | null;
   state: string;
   total_chunks: number;
   received_chunks: number[];
@@ -12,7 +18,8 @@ export interface ServerUpload {
 
 /** Settings read from the page (data-* attributes of <main>). */
 export interface UploaderOptions {
-  identifier: string;
+  /** The upload endpoints' URL: `/r/<identifier>/uploads`, or a session feature's. */
+  base: string;
   csrf: string;
   chunkBytes: number;
   maxFileBytes: number;
@@ -40,6 +47,44 @@ export function refusal(file: { name: string; size: number }, options: UploaderO
     return `not accepted: allowed types are ${options.extensions.join(", ")}`;
   if (file.size > options.maxFileBytes) return `too large: the limit is ${formatBytes(options.maxFileBytes)}`;
   return undefined;
+}
+
+/**
+ * The fingerprint of a file (ADR 0022): SHA-256, as 64 hex digits, over its name, size,
+ * modification time and the SHA-256 of its first chunk of `chunkBytes`. The same file chosen again
+ * (another tab, another day) gives the same value; another file of the same name and size almost
+ * never does. Reads at most one chunk of the file.
+ */
+export async function fingerprintOf(file: File, chunkBytes: number): Promise<string> {
+  const head = await sha256Hex(new Uint8Array(await file.slice(0, chunkBytes).arrayBuffer()));
+  const identity = `ferry-upload-v1\n${file.name}\n${file.size}\n${file.lastModified}\n${head}`;
+  return sha256Hex(new TextEncoder().encode(identity));
+}
+
+/** Whether `server` is an unfinished upload of the file whose size, chunk count and fingerprint these are. */
+export function isUnfinishedUploadOf(
+  server: ServerUpload,
+  file: { size: number; totalChunks: number; fingerprint: string },
+): boolean {
+  return (
+    server.state === "uploading" &&
+    server.fingerprint === file.fingerprint &&
+    server.size === file.size &&
+    server.total_chunks === file.totalChunks
+  );
+}
+
+/**
+ * What the page says, instead of "you can now submit", while the server holds unfinished uploads no
+ * chosen file continues (left in another tab or before a reload): Submit is refused until they end.
+ */
+export function unfinishedNotice(uploads: ServerUpload[]): string {
+  const list = uploads
+    .map((u) => `${u.name} (${u.received_chunks.length} of ${u.total_chunks} parts)`)
+    .join(", ");
+  return uploads.length === 1
+    ? `Unfinished earlier upload: ${list}. Choose that same file again to finish it, then submit.`
+    : `Unfinished earlier uploads: ${list}. Choose those same files again to finish them, then submit.`;
 }
 
 /** A failed upload call: `status` 0 for network errors and aborts. */

@@ -1,24 +1,30 @@
 /**
  * The pull page's resumable uploader: files go in chunks (at most 4 MiB) through the recipient
  * upload endpoints. Resume = ask the server which chunks it holds, then send the missing ones; a
- * network drop retries with backoff, a reload finds the upload again by the file's fingerprint.
+ * network drop retries with backoff. An unfinished upload the page did not start itself (a lost
+ * first answer, another tab, a reload) is continued only when the server lists it with the chosen
+ * file's fingerprint, size and chunk count, so one file's chunks never join another's (ADR 0022).
  */
 
 import {
   describeError,
   errorText,
+  fingerprintOf,
   formatBytes,
   HttpError,
+  isUnfinishedUploadOf,
   refusal,
   type ServerUpload,
   type UploaderOptions,
+  unfinishedNotice,
 } from "./upload-rules.js";
 
 type Status = "queued" | "uploading" | "paused" | "retrying" | "done" | "error";
 
 interface Item {
   file: File;
-  key: string;
+  /** The file's fingerprint, once read (before the item's first upload call). */
+  fingerprint: string | undefined;
   totalChunks: number;
   mediaId: number | undefined;
   received: Set<number>;
@@ -50,7 +56,8 @@ export class Uploader {
   private current: XMLHttpRequest | undefined;
   private wakeRetry: (() => void) | undefined;
   private readonly base: string;
-  private readonly storageKey: string;
+  /** Unfinished uploads the server listed at the last sync that no chosen file continues. */
+  private unfinished: ServerUpload[] = [];
 
   constructor(
     private readonly options: UploaderOptions,
@@ -71,8 +78,7 @@ export class Uploader {
       submitHint: HTMLElement;
     },
   ) {
-    this.base = `/r/${encodeURIComponent(options.identifier)}/uploads`;
-    this.storageKey = `ferry-uploads:${options.identifier}`;
+    this.base = options.base;
     ui.input.addEventListener("change", () => {
       this.add(Array.from(ui.input.files ?? []));
       ui.input.value = "";
@@ -138,7 +144,7 @@ export class Uploader {
     this.ui.list.append(row);
     return {
       file,
-      key: `${file.name}|${file.size}|${file.lastModified}`,
+      fingerprint: undefined,
       totalChunks: Math.max(1, Math.ceil(file.size / this.options.chunkBytes)),
       mediaId: undefined,
       received: new Set(),
@@ -202,7 +208,9 @@ export class Uploader {
     this.ui.submit.setAttribute("aria-disabled", busy ? "true" : "false");
     this.ui.submitHint.textContent = busy
       ? "Uploads in progress: Submit becomes available when they finish."
-      : "Submit when every file is uploaded. You cannot add files afterwards.";
+      : this.unfinished.length > 0
+        ? unfinishedNotice(this.unfinished)
+        : "Submit when every file is uploaded. You cannot add files afterwards.";
     for (const item of this.items) this.paint(item);
   }
 
@@ -226,49 +234,44 @@ export class Uploader {
     }
   }
 
-  private remembered(): Record<string, number> {
+  /** Reads the item's fingerprint; false, with the item failed, when the file cannot be read. */
+  private async identify(item: Item): Promise<boolean> {
     try {
-      return JSON.parse(localStorage.getItem(this.storageKey) ?? "{}") as Record<string, number>;
+      item.fingerprint = await fingerprintOf(item.file, this.options.chunkBytes);
+      return true;
     } catch {
-      return {};
+      this.fail(item, "Could not read the file: choose it again.");
+      return false;
     }
   }
 
-  private remember(item: Item): void {
-    try {
-      const map = this.remembered();
-      if (item.mediaId === undefined || item.status === "done") delete map[item.key];
-      else map[item.key] = item.mediaId;
-      localStorage.setItem(this.storageKey, JSON.stringify(map));
-    } catch {
-      // storage unavailable (private mode): resume then only works without a reload
-    }
+  private fail(item: Item, message: string): void {
+    item.status = "error";
+    item.message = message;
+    this.announce(`${item.file.name}: ${message}`);
+    this.refresh();
   }
 
-  /** Asks the server what it holds and updates every item's received chunks. */
+  /**
+   * Asks the server what it holds and updates every item's received chunks: by media id for the
+   * uploads this page started, else by the file's full identity (never by name alone).
+   */
   private async sync(): Promise<void> {
     const res = await fetch(this.base, {
       headers: { "x-csrf-token": this.options.csrf, accept: "application/json" },
     });
     if (!res.ok) throw new HttpError(res.status, await errorText(res));
     const body = (await res.json()) as { files: ServerUpload[] };
-    const known = this.remembered();
     const claimed = new Set(this.items.map((i) => i.mediaId).filter((id) => id !== undefined));
     for (const item of this.items) {
       if (item.status === "done" || item.status === "error") continue;
       let server = item.mediaId !== undefined ? body.files.find((f) => f.id === item.mediaId) : undefined;
-      if (!server && item.mediaId === undefined) {
-        const id = known[item.key];
-        server =
-          body.files.find((f) => f.id === id) ??
-          // A first chunk whose answer was lost: adopt the unclaimed upload of the same file.
-          body.files.find(
-            (f) =>
-              f.state === "uploading" &&
-              f.name === item.file.name &&
-              f.total_chunks === item.totalChunks &&
-              !claimed.has(f.id),
-          );
+      const fingerprint = item.fingerprint;
+      if (!server && item.mediaId === undefined && fingerprint !== undefined) {
+        // A first chunk whose answer was lost, or an upload stopped in another tab or before a
+        // reload: continued only if it is this very file.
+        const file = { size: item.file.size, totalChunks: item.totalChunks, fingerprint };
+        server = body.files.find((f) => !claimed.has(f.id) && isUnfinishedUploadOf(f, file));
       }
       if (!server) continue;
       item.mediaId = server.id;
@@ -276,6 +279,7 @@ export class Uploader {
       item.received = new Set(server.received_chunks);
       if (server.state === "available") this.finish(item);
     }
+    this.unfinished = body.files.filter((f) => f.state === "uploading" && !claimed.has(f.id));
   }
 
   private finish(item: Item): void {
@@ -283,7 +287,6 @@ export class Uploader {
     item.status = "done";
     item.inFlight = 0;
     item.message = "";
-    this.remember(item);
     const li = el("li", "fy-file");
     const info = el("div", "fy-file-info");
     info.append(el("p", "fy-file-name", item.file.name), el("p", "fy-muted", formatBytes(item.file.size)));
@@ -306,6 +309,11 @@ export class Uploader {
         );
         if (!item) break;
         try {
+          if (item.fingerprint === undefined) {
+            if (!(await this.identify(item))) continue;
+            // A newly identified file may continue an upload the server holds: ask again.
+            synced = false;
+          }
           if (!synced) {
             await this.sync();
             synced = true;
@@ -320,11 +328,7 @@ export class Uploader {
         } catch (err) {
           if (this.paused) break;
           if (err instanceof HttpError && err.status !== 0 && err.status !== 429 && err.status < 500) {
-            item.status = "error";
-            item.message = err.message;
-            this.remember(item);
-            this.announce(`${item.file.name}: ${err.message}`);
-            this.refresh();
+            this.fail(item, err.message);
             continue;
           }
           item.status = "retrying";
@@ -338,7 +342,11 @@ export class Uploader {
       this.running = false;
       this.refresh();
       if (!this.busy() && this.items.length > 0)
-        this.announce("All uploads are complete. You can now submit.");
+        this.announce(
+          this.unfinished.length > 0
+            ? unfinishedNotice(this.unfinished)
+            : "All uploads are complete. You can now submit.",
+        );
     }
   }
 
@@ -371,6 +379,8 @@ export class Uploader {
         form.append("size", String(item.file.size));
         form.append("total_chunks", String(item.totalChunks));
       }
+      // On every chunk, so the server refuses it for any upload but this file's.
+      if (item.fingerprint !== undefined) form.append("fingerprint", item.fingerprint);
       form.append("current_chunk", String(n));
       form.append("file", blob, item.file.name);
       const answer = await this.send(item, item.mediaId === undefined ? "POST" : "PUT", form);
@@ -379,7 +389,6 @@ export class Uploader {
       item.received = new Set(answer.received_chunks);
       item.received.add(n);
       item.inFlight = 0;
-      this.remember(item);
       if (answer.state === "available") return;
       this.refresh();
     }
