@@ -209,7 +209,7 @@ export const settings = {
     example: "1048576",
     parse: int(1_048_576, 1024),
   },
-  // storage (issue 4: encrypted media)
+  // storage: encrypted media
   BLOB_STORE: {
     group: "storage",
     doc: "Where encrypted media blobs live: local (files under FERRY_BLOB_DIR), s3 (S3-compatible object storage) or memory (tests only: lost on exit).",
@@ -274,13 +274,19 @@ export const settings = {
     example: "24",
     parse: int(24, 1, 24 * 365),
   },
+  DOWNLOAD_GRACE_SECONDS: {
+    group: "storage",
+    doc: "After a download of a file with a download limit ends (complete or cut), the downloader may resume it with Range for this long, as the same download; at the limit the file is destroyed after it.",
+    example: "600",
+    parse: int(600, 10, 7 * 24 * 3600),
+  },
   STORAGE_GC_INTERVAL_MINUTES: {
     group: "storage",
     doc: "How often the worker runs the storage cleanup (stale uploads, orphan blobs).",
     example: "60",
     parse: int(60, 1, 24 * 60),
   },
-  // email (issue 5: notifications)
+  // email: notifications
   SMTP_HOST: {
     group: "email",
     doc: "SMTP server that delivers email. Unset: emails are captured (stored, listed by GET /v1/sandbox/messages/ in sandbox) instead of sent.",
@@ -310,6 +316,24 @@ export const settings = {
     group: "email",
     doc: "DKIM private key: PEM text or a path to a PEM file.",
     parse: str(),
+  },
+  TEMPLATE_RENDER_WORKERS: {
+    group: "email",
+    doc: "Worker threads that render email templates (previews and emails); the event loop never runs one.",
+    example: "2",
+    parse: int(2, 1, 64),
+  },
+  TEMPLATE_RENDER_TIMEOUT_MS: {
+    group: "email",
+    doc: "Wall-clock limit of one template render; past it the render fails and its worker is replaced.",
+    example: "2000",
+    parse: int(2000, 100, 60_000),
+  },
+  TEMPLATE_RENDERS_PER_ACCOUNT: {
+    group: "email",
+    doc: "Template renders of one account that may run at once (the rest wait), so no account holds every worker.",
+    example: "1",
+    parse: int(1, 1, 64),
   },
   SMTP_CUSTOM_ALLOW_PRIVATE: {
     group: "email",
@@ -342,7 +366,7 @@ export const settings = {
     doc: "Twilio messaging service SID used instead of SMS_FROM.",
     parse: str(),
   },
-  // callbacks (issue 6)
+  // callbacks
   FERRY_ALLOW_PRIVATE_CALLBACKS: {
     group: "callbacks",
     doc: "Let callbacks reach loopback, private, link-local and other non-public addresses (development and tests only).",
@@ -367,12 +391,18 @@ export const settings = {
     example: "24",
     parse: int(24, 0, 24 * 90),
   },
-  // callbacks: request validation (issue 3)
+  // callbacks: request validation
   ALLOW_HTTP_CALLBACKS_IN_LIVE: {
     group: "callbacks",
     doc: "Accept plain http:// callback_url values on a live deployment (by default live requires https://; sandbox accepts both).",
     example: "false",
     parse: bool(false),
+  },
+  CONTAINER_FEATURE_EXPIRY_HOURS: {
+    group: "worker",
+    doc: "Hours after creation a container feature expires when its create call gives no expiration.",
+    example: "72",
+    parse: int(72, 1, 87_600),
   },
   LIFECYCLE_SWEEP_INTERVAL_SECONDS: {
     group: "worker",
@@ -423,20 +453,14 @@ export const settings = {
     example: "10000",
     parse: int(10_000, 0),
   },
-  FERRY_TEST_JOBS: {
-    group: "worker",
-    doc: "Registers the diagnostic job kinds used by Ferry's own tests. Never enable in production.",
-    example: "false",
-    parse: bool(false),
-  },
-  // audit (issue 8)
+  // audit log
   AUDIT_RETENTION_DAYS: {
     group: "audit",
     doc: "Delete audit entries older than this many days (hourly worker job; the hash chain stays verifiable from a checkpoint). 0 keeps every entry.",
     example: "0",
     parse: int(0, 0, 36_500),
   },
-  // recipient pages (issue 7)
+  // recipient pages
   RECIPIENT_RATE_LIMIT_PER_IP: {
     group: "recipient",
     doc: "Recipient page calls (pages, downloads, upload chunks) per client IP per RATE_LIMIT_WINDOW_SECONDS.",
@@ -460,6 +484,12 @@ export const settings = {
     doc: "Wrong entries that lock a two-factor code (a new code must be sent).",
     example: "5",
     parse: int(5, 1, 100),
+  },
+  TFA_MAX_FAILURES: {
+    group: "recipient",
+    doc: "Wrong two-factor codes in a row, over every code, that lock a link until the owner sends it again or changes its two-factor setting.",
+    example: "20",
+    parse: int(20, 1, 1000),
   },
   TFA_MAX_SENDS: {
     group: "recipient",
