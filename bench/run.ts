@@ -5,6 +5,7 @@
 import { testDialect } from "../test/helpers/db.js";
 import { auditBench } from "./audit.bench.js";
 import { callbacksBench } from "./callbacks.bench.js";
+import { containersBench } from "./containers.bench.js";
 import { foundationBench } from "./foundation.bench.js";
 import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
 import { mediaBench } from "./media.bench.js";
@@ -19,6 +20,7 @@ const modules: BenchModule[] = [
   notificationsBench,
   callbacksBench,
   recipientBench,
+  containersBench,
   mediaBench,
 ];
 

@@ -153,6 +153,8 @@ export interface RequestsTable {
   tfa_send_to: "email" | "sms" | null;
   tfa_send_to_value: string | null;
   tfa_times_sent: number;
+  /** Wrong two-factor codes since the last correct one or the owner's last reset. */
+  tfa_failures: Generated<number>;
   /** Comma-separated lower-case extensions without dots a pull request accepts; null = any. */
   allowed_extensions: string | null;
   max_file_bytes: number | null;
@@ -161,6 +163,8 @@ export interface RequestsTable {
   completed_at: string | null;
   callback_status: string | null;
   callback_tries: number;
+  /** "request", or "container": a container's row in the id space it shares with requests. */
+  kind: Generated<"request" | "container">;
   created: string;
   updated: string;
 }
@@ -197,6 +201,14 @@ export interface MediaTable {
   /** Random token of the current download-once claim (0004); only its holder completes or releases it. */
   download_claim_token: string | null;
   removed_at: string | null;
+  /** The container feature the file belongs to (null for a request's file). */
+  feature_id: Generated<number | null>;
+  /** The container recipient who uploaded it in their session; null otherwise. */
+  recipient_id: Generated<number | null>;
+  /** Size in bytes the uploader declared with the first chunk (0014); the chunks must add up to it. */
+  declared_bytes: Generated<number | null>;
+  /** The uploader's fingerprint of the file (0014); a later chunk that carries another is refused. */
+  fingerprint: Generated<string | null>;
   created: string;
   updated: string;
 }
@@ -214,7 +226,27 @@ export interface MediaPartsTable {
   created: string;
 }
 
-/** Delivery state of one notification (issue 5). */
+/**
+ * One counted download of a file with a download limit (0010, ADR 0021): its downloader may resume
+ * it with Range until `grace_until` without counting another download.
+ */
+export interface MediaDownloadsTable {
+  id: Generated<number>;
+  account_id: number;
+  media_id: number;
+  /** Who downloaded: `application:<id>` (an owner's API key) or `recipient:<request id>`. */
+  downloader: string;
+  /** 1 once a transfer of it (the first, or a resume up to the last byte) released every byte. */
+  complete: number;
+  /** Until when the downloader may resume it. */
+  grace_until: string;
+  /** Lease of resumes in progress, renewed while they stream; the file outlives it. */
+  resuming_until: string | null;
+  created: string;
+  updated: string;
+}
+
+/** Delivery state of one notification. */
 export type NotificationStatus = "queued" | "sent" | "failed";
 
 /** One notification: one contact method of a request, per send_notification call. */
@@ -240,6 +272,12 @@ export interface NotificationsTable {
   /** Random token of the email open-tracking pixel; null for SMS. */
   open_token: string | null;
   opened_at: string | null;
+  /** The container recipient item notified (container notifications). */
+  recipient_item_id: Generated<number | null>;
+  /** A message composed when queued (container notifications), sealed under the key ring. */
+  sealed_message: Generated<string | null>;
+  /** JSON merged into the outcome callback's body instead of the Request object (container notifications). */
+  event_context: Generated<string | null>;
   created: string;
   updated: string;
 }
@@ -298,7 +336,13 @@ export interface CallbackSecretsTable {
 }
 
 /** Event types sent to callback URLs (spec: Events). */
-export type CallbackEventType = "request_complete" | "contact_notification_send";
+export type CallbackEventType =
+  | "request_complete"
+  | "contact_notification_send"
+  | "container"
+  | "session_opened"
+  | "message_reply"
+  | "feature";
 
 /** One event of a request with a callback_url; `payload` is the nested event JSON. */
 export interface CallbackEventsTable {
@@ -356,7 +400,7 @@ export interface CallbackAttemptsTable {
   response_excerpt: string | null;
 }
 
-/** A two-factor code sent to a recipient (issue 7); only its keyed hash is stored. */
+/** A two-factor code sent to a recipient; only its keyed hash is stored. */
 export interface RecipientTfaCodesTable {
   id: Generated<number>;
   request_id: number;
@@ -369,7 +413,7 @@ export interface RecipientTfaCodesTable {
   created: string;
 }
 
-/** An account's white-label settings for recipient pages (issue 7). */
+/** An account's white-label settings for recipient pages. */
 export interface AccountBrandingTable {
   account_id: number;
   /** Owner CSS, served as a stylesheet only (at most 100 KB). */
@@ -386,6 +430,128 @@ export interface AccountBrandingTable {
 }
 
 /** The whole database as Kysely sees it. Feature migrations add their tables here. */
+/** Where a container stands. */
+export type ContainerState = "draft" | "sent" | "complete" | "expired";
+
+/** A container: its row in `containers`, beside its row in `requests` (same id). */
+export interface ContainersTable {
+  id: number;
+  account_id: number;
+  page_type: "pushpull" | "p2";
+  display_chat: number;
+  state: Generated<ContainerState>;
+  auth_send_as: "email" | "sms" | null;
+  auth_to: string | null;
+  sent_at: string | null;
+  completed_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** The email text of a container (one per container). */
+export interface ContainerEmailsTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  subject: string;
+  body: string;
+  created: string;
+  updated: string;
+}
+
+/** A person a container is for. */
+export interface ContainerRecipientsTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  first_name: string;
+  last_name: string;
+  active: number;
+  created: string;
+  updated: string;
+}
+
+/** How a recipient is reached (email, sms) or a link the owner hands over (link); one session link each. */
+export interface ContainerRecipientItemsTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  recipient_id: number;
+  interface_class: "email" | "sms" | "link";
+  value: string;
+  session_token: string | null;
+  notified_at: string | null;
+  opened_at: Generated<string | null>;
+  created: string;
+  updated: string;
+}
+
+/** A chat message of the owner to a container's recipients. */
+export interface ContainerMessagesTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  title: string;
+  body: string;
+  created: string;
+  updated: string;
+}
+
+/** A recipient's chat reply. */
+export interface ContainerMessageRepliesTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  recipient_id: number;
+  body: string;
+  created: string;
+  updated: string;
+}
+
+/** Where a feature stands. */
+export type FeatureState = "pending" | "complete" | "expired";
+
+/** One interaction of a container, of any kind (one id space for every kind). */
+export interface ContainerFeaturesTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  kind: string;
+  direction: "push" | "pull";
+  title: string;
+  description: string;
+  requester_privatenotes: string;
+  receiver_message: string | null;
+  state: Generated<FeatureState>;
+  expires_at: string | null;
+  /** Comma-separated lower-case extensions without dots; null = any. */
+  allowed_file_extensions: string | null;
+  max_file_size: number | null;
+  max_files: number | null;
+  max_file_downloads: number | null;
+  /** JSON object of what a kind needs beyond the common columns. */
+  settings: Generated<string>;
+  completed_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** A recipient allowed to see a feature (no rows: every recipient of the container). */
+export interface ContainerFeaturePermissionsTable {
+  feature_id: number;
+  recipient_id: number;
+}
+
+/** A named slot for an expected file of a feature. */
+export interface ContainerMediaTagsTable {
+  id: Generated<number>;
+  account_id: number;
+  feature_id: number;
+  name: string;
+  created: string;
+  updated: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
@@ -400,6 +566,7 @@ export interface DB {
   request_contacts: RequestContactsTable;
   media: MediaTable;
   media_parts: MediaPartsTable;
+  media_downloads: MediaDownloadsTable;
   notifications: NotificationsTable;
   email_templates: EmailTemplatesTable;
   captured_messages: CapturedMessagesTable;
@@ -410,4 +577,13 @@ export interface DB {
   callback_attempts: CallbackAttemptsTable;
   recipient_tfa_codes: RecipientTfaCodesTable;
   account_branding: AccountBrandingTable;
+  containers: ContainersTable;
+  container_emails: ContainerEmailsTable;
+  container_recipients: ContainerRecipientsTable;
+  container_recipient_items: ContainerRecipientItemsTable;
+  container_messages: ContainerMessagesTable;
+  container_message_replies: ContainerMessageRepliesTable;
+  container_features: ContainerFeaturesTable;
+  container_feature_permissions: ContainerFeaturePermissionsTable;
+  container_media_tags: ContainerMediaTagsTable;
 }

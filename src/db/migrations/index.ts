@@ -7,6 +7,11 @@ import * as m0005 from "./0005_notifications.js";
 import * as m0006 from "./0006_callbacks.js";
 import * as m0007 from "./0007_recipient.js";
 import * as m0008 from "./0008_audit_search.js";
+import * as m0009 from "./0009_containers.js";
+import * as m0012 from "./0012_tfa_failures.js";
+import * as m0013 from "./0013_session_uploads.js";
+import * as m0014 from "./0014_upload_fingerprints.js";
+import * as m0015 from "./0015_download_grace.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +23,9 @@ export const migrations: Record<string, Migration> = {
   "0006_callbacks": m0006,
   "0007_recipient": m0007,
   "0008_audit_search": m0008,
+  "0009_containers": m0009,
+  "0012_tfa_failures": m0012,
+  "0013_session_uploads": m0013,
+  "0014_upload_fingerprints": m0014,
+  "0015_download_grace": m0015,
 };

@@ -1,0 +1,234 @@
+import type { Logger } from "pino";
+import type { Executor } from "../../db/database.js";
+import { defineJob, type EmptyPayload } from "../../jobs/job.js";
+import type { JobQueue } from "../../jobs/queue.js";
+import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
+import { AuditCode } from "../audit/index.js";
+import {
+  dueFeatures,
+  type FeatureRow,
+  featuresOf,
+  findFeatureById,
+  finishFeature,
+  permissionsOf,
+} from "./container-features.repository.js";
+import { type ContainerDeps, nowText } from "./containers.context.js";
+import { containerRef, featureEventBody } from "./containers.presenter.js";
+import {
+  findContainerById,
+  findItem,
+  markItemOpened,
+  type RecipientItemRow,
+  updateContainer,
+} from "./containers.repository.js";
+
+/** The recurring job that expires container features past their expiry. */
+export const ContainerSweepJob = defineJob<EmptyPayload>("containers.sweep");
+
+/** Longest receiver_message of a feature, in characters. */
+export const MAX_FEATURE_MESSAGE = 10_000;
+
+/** Where an action of a recipient came from, for the audit log. */
+export interface ActionSource {
+  from?: string;
+  method?: string;
+  path?: string;
+}
+
+/**
+ * Transitions of containers and their features, each with its audit entry and callback in one
+ * transaction: a feature completes (pull files submitted, push files downloaded) or expires (its
+ * files destroyed); a container is complete once no feature is pending and one completed, expired
+ * when all expired; a session's first open sends `session_opened`.
+ */
+export class ContainerLifecycle {
+  constructor(
+    private readonly deps: ContainerDeps & { jobs: JobQueue; logger: Logger; sweepIntervalSeconds: number },
+  ) {}
+
+  private async featureEvent(trx: Executor, row: FeatureRow): Promise<void> {
+    const permissions = (await permissionsOf(trx, [row.id])).get(row.id) ?? [];
+    await this.deps.events.emit(trx, {
+      accountId: row.account_id,
+      containerId: row.container_id,
+      type: "feature",
+      body: { feature: featureEventBody(row, permissions) },
+    });
+  }
+
+  /**
+   * Completes a pending feature in `trx` (a pull's files submitted with `receiverMessage`, or a
+   * push's files downloaded): `feature` callback, ABA-0030, then the container's own state. 422 when
+   * it is no longer pending; 400 for a too long message.
+   */
+  async completeFeature(
+    trx: Executor,
+    featureId: number,
+    opts: { receiverMessage?: string | null; source?: ActionSource } = {},
+  ): Promise<FeatureRow> {
+    const message = opts.receiverMessage;
+    if (message && message.length > MAX_FEATURE_MESSAGE) {
+      throw ValidationError.field(
+        "receiver_message",
+        `Ensure this field has no more than ${MAX_FEATURE_MESSAGE} characters.`,
+      );
+    }
+    const now = nowText(this.deps);
+    const before = await findFeatureById(trx, featureId);
+    if (!before) throw notFound("Feature");
+    if (before.expires_at !== null && before.expires_at <= now && before.state === "pending") {
+      throw unprocessable("The feature has expired.");
+    }
+    const done = await finishFeature(trx, featureId, "complete", {
+      now,
+      ...(message !== undefined ? { receiverMessage: message } : {}),
+    });
+    if (!done) throw unprocessable(`The feature is already ${before.state}.`);
+    const row = (await findFeatureById(trx, featureId))!;
+    await this.deps.audit.write(trx, {
+      accountId: row.account_id,
+      code: AuditCode.ENTITY_UPDATED,
+      relatedModel: "feature",
+      relationKey: row.id,
+      value: "complete",
+      from: opts.source?.from ?? "",
+      method: opts.source?.method ?? "",
+      path: opts.source?.path ?? "",
+    });
+    await this.featureEvent(trx, row);
+    await this.settleContainer(trx, row.container_id);
+    return row;
+  }
+
+  /** Expires one pending feature in its own transaction (its files destroyed); false when it was not due. */
+  private async expireFeature(featureId: number): Promise<boolean> {
+    const { deps } = this;
+    return deps.database.db.transaction().execute(async (trx) => {
+      const now = nowText(deps);
+      const before = await findFeatureById(trx, featureId);
+      if (before?.state !== "pending" || before.expires_at === null || before.expires_at > now) return false;
+      if (!(await finishFeature(trx, featureId, "expired", { now }))) return false;
+      await deps.media.removeAllOfFeature(trx, featureId, now);
+      const row = (await findFeatureById(trx, featureId))!;
+      await deps.audit.write(trx, {
+        accountId: row.account_id,
+        code: AuditCode.ENTITY_UPDATED,
+        relatedModel: "feature",
+        relationKey: row.id,
+        value: "expired",
+      });
+      await this.featureEvent(trx, row);
+      await this.settleContainer(trx, row.container_id);
+      return true;
+    });
+  }
+
+  /**
+   * Moves a sent container to `complete` (no feature pending, one complete) or `expired` (all
+   * expired), with a `container` callback; nothing while a feature is pending or it has none.
+   */
+  async settleContainer(trx: Executor, containerId: number): Promise<void> {
+    const container = await findContainerById(trx, containerId);
+    if (!container || (container.state !== "sent" && container.state !== "draft")) return;
+    const features = await featuresOf(trx, containerId);
+    if (features.length === 0 || features.some((f) => f.state === "pending")) return;
+    const state = features.some((f) => f.state === "complete") ? "complete" : "expired";
+    const now = nowText(this.deps);
+    const row = await updateContainer(trx, containerId, { state, completed_at: now, updated: now });
+    const shared = await this.deps.records.findContainer(trx, row.account_id, containerId);
+    await this.deps.audit.write(trx, {
+      accountId: row.account_id,
+      code: AuditCode.ENTITY_UPDATED,
+      relatedModel: "container",
+      relationKey: containerId,
+      value: state,
+    });
+    if (shared) {
+      await this.deps.events.emit(trx, {
+        accountId: row.account_id,
+        containerId,
+        type: "container",
+        body: { container: containerRef(row, shared) },
+      });
+    }
+  }
+
+  /**
+   * Records that the session of `item` was opened: the first open of each item sends
+   * `session_opened` (with the container and the recipient). Returns whether it was the first.
+   */
+  async openSession(trx: Executor, item: RecipientItemRow, source: ActionSource = {}): Promise<boolean> {
+    if (item.opened_at !== null) return false;
+    const now = nowText(this.deps);
+    // Two first opens at once: only the one that marks the item sends the callback.
+    if (!(await markItemOpened(trx, item.id, now))) return false;
+    const shared = await this.deps.records.findContainer(trx, item.account_id, item.container_id);
+    await this.deps.audit.write(trx, {
+      accountId: item.account_id,
+      code: AuditCode.ENTITY_UPDATED,
+      relatedModel: "recipient_item",
+      relationKey: item.id,
+      value: "session opened",
+      from: source.from ?? "",
+      method: source.method ?? "",
+      path: source.path ?? "",
+    });
+    await this.deps.events.emit(trx, {
+      accountId: item.account_id,
+      containerId: item.container_id,
+      type: "session_opened",
+      body: {
+        container: { id: item.container_id, identifier: shared?.identifier ?? "" },
+        recipient: item.recipient_id,
+        recipient_item: item.id,
+      },
+    });
+    return true;
+  }
+
+  /** The account's item `id` (for the sandbox helper). */
+  async findItem(ex: Executor, accountId: number, id: number): Promise<RecipientItemRow | undefined> {
+    return findItem(ex, accountId, id);
+  }
+
+  /**
+   * Expires every pending feature past its expiry, one transaction each; returns how many. Safe to
+   * run concurrently: each feature is taken by one transaction only.
+   */
+  async expireDueFeatures(batchSize = 100): Promise<number> {
+    let expired = 0;
+    for (;;) {
+      const due = await dueFeatures(this.deps.database.db, nowText(this.deps), batchSize);
+      let progressed = false;
+      for (const { id } of due) {
+        try {
+          if (await this.expireFeature(id)) {
+            expired += 1;
+            progressed = true;
+          }
+        } catch (err) {
+          this.deps.logger.error({ err: (err as Error).message, feature: id }, "feature expiry failed");
+        }
+      }
+      if (due.length < batchSize || !progressed) return expired;
+    }
+  }
+
+  /** Queues the first sweep if none is pending (when a worker starts). */
+  async ensureSweepScheduled(): Promise<void> {
+    await this.deps.jobs.enqueueUnlessPending(this.deps.database.db, ContainerSweepJob, {
+      maxAttempts: 1_000_000,
+    });
+  }
+
+  /** The sweep job: queues its next run, then expires what is due. */
+  async runSweepJob(jobId: number): Promise<void> {
+    const runAt = new Date(this.deps.clock.now().getTime() + this.deps.sweepIntervalSeconds * 1000);
+    await this.deps.jobs.enqueueUnlessPending(this.deps.database.db, ContainerSweepJob, {
+      runAt,
+      maxAttempts: 1_000_000,
+      exceptJobId: jobId,
+    });
+    await this.expireDueFeatures();
+  }
+}

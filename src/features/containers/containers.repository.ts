@@ -1,0 +1,430 @@
+import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Executor } from "../../db/database.js";
+import type {
+  ContainerEmailsTable,
+  ContainerMessageRepliesTable,
+  ContainerMessagesTable,
+  ContainerRecipientItemsTable,
+  ContainerRecipientsTable,
+  ContainersTable,
+} from "../../db/schema.js";
+
+/** A container's own row. */
+export type ContainerRow = Selectable<ContainersTable>;
+/** A container's email text. */
+export type ContainerEmailRow = Selectable<ContainerEmailsTable>;
+/** A recipient of a container. */
+export type RecipientRow = Selectable<ContainerRecipientsTable>;
+/** A recipient item (email, sms or link) with its session token. */
+export type RecipientItemRow = Selectable<ContainerRecipientItemsTable>;
+/** A chat message of the owner. */
+export type MessageRow = Selectable<ContainerMessagesTable>;
+/** A recipient's chat reply. */
+export type ReplyRow = Selectable<ContainerMessageRepliesTable>;
+
+/** A page window. */
+export interface Window {
+  offset: number;
+  limit: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// containers
+
+/** Inserts a container's own row (its shared row in `requests` exists already, same id). */
+export async function insertContainer(
+  ex: Executor,
+  values: Insertable<ContainersTable>,
+): Promise<ContainerRow> {
+  return ex.insertInto("containers").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The container `id` of `accountId` (undefined for absent or foreign ids). */
+export async function findContainer(
+  ex: Executor,
+  accountId: number,
+  id: number,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ContainerRow | undefined> {
+  let q = ex.selectFrom("containers").selectAll().where("account_id", "=", accountId).where("id", "=", id);
+  if (opts.forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+/** The container `id` of any account (for jobs and recipient sessions, which resolved it already). */
+export async function findContainerById(ex: Executor, id: number): Promise<ContainerRow | undefined> {
+  return ex.selectFrom("containers").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** A page of the account's containers, newest first, optionally those with a given recipient. */
+export async function listContainers(
+  ex: Executor,
+  accountId: number,
+  filter: { recipientId?: number | undefined },
+  window: Window,
+): Promise<{ rows: ContainerRow[]; count: number }> {
+  let base = ex.selectFrom("containers").where("containers.account_id", "=", accountId);
+  if (filter.recipientId !== undefined) {
+    const recipientId = filter.recipientId;
+    base = base.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("container_recipients")
+          .select("container_recipients.id")
+          .whereRef("container_recipients.container_id", "=", "containers.id")
+          .where("container_recipients.id", "=", recipientId),
+      ),
+    );
+  }
+  const [rows, total] = await Promise.all([
+    base
+      .selectAll("containers")
+      .orderBy("containers.id", "desc")
+      .limit(window.limit)
+      .offset(window.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, count: Number(total.n) };
+}
+
+/** Updates a container's own row; returns it. */
+export async function updateContainer(
+  ex: Executor,
+  id: number,
+  values: Updateable<ContainersTable>,
+): Promise<ContainerRow> {
+  return ex
+    .updateTable("containers")
+    .set(values)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+// ---------------------------------------------------------------------------------------------
+// email text
+
+/** The container's email text, if set. */
+export async function findEmail(ex: Executor, containerId: number): Promise<ContainerEmailRow | undefined> {
+  return ex
+    .selectFrom("container_emails")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .executeTakeFirst();
+}
+
+/** Sets the container's email text (one per container: a second call replaces the first). */
+export async function upsertEmail(
+  ex: Executor,
+  v: { accountId: number; containerId: number; subject: string; body: string; now: string },
+): Promise<ContainerEmailRow> {
+  return ex
+    .insertInto("container_emails")
+    .values({
+      account_id: v.accountId,
+      container_id: v.containerId,
+      subject: v.subject,
+      body: v.body,
+      created: v.now,
+      updated: v.now,
+    })
+    .onConflict((oc) =>
+      oc.column("container_id").doUpdateSet({ subject: v.subject, body: v.body, updated: v.now }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+// ---------------------------------------------------------------------------------------------
+// recipients and their items
+
+/** Inserts a recipient. */
+export async function insertRecipient(
+  ex: Executor,
+  values: Insertable<ContainerRecipientsTable>,
+): Promise<RecipientRow> {
+  return ex.insertInto("container_recipients").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The recipient `id` of `accountId` (undefined for absent or foreign ids). */
+export async function findRecipient(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<RecipientRow | undefined> {
+  return ex
+    .selectFrom("container_recipients")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Every recipient of a container, oldest first. */
+export async function recipientsOf(ex: Executor, containerId: number): Promise<RecipientRow[]> {
+  return ex
+    .selectFrom("container_recipients")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .orderBy("id")
+    .execute();
+}
+
+/** A page of the account's recipients, oldest first, optionally of one container. */
+export async function listRecipients(
+  ex: Executor,
+  accountId: number,
+  filter: { containerId?: number | undefined },
+  window: Window,
+): Promise<{ rows: RecipientRow[]; count: number }> {
+  let base = ex.selectFrom("container_recipients").where("account_id", "=", accountId);
+  if (filter.containerId !== undefined) base = base.where("container_id", "=", filter.containerId);
+  const [rows, total] = await Promise.all([
+    base.selectAll().orderBy("id").limit(window.limit).offset(window.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, count: Number(total.n) };
+}
+
+/** Updates a recipient; returns it. */
+export async function updateRecipient(
+  ex: Executor,
+  id: number,
+  values: Updateable<ContainerRecipientsTable>,
+): Promise<RecipientRow> {
+  return ex
+    .updateTable("container_recipients")
+    .set(values)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deletes a recipient (its items, replies and permissions cascade). */
+export async function deleteRecipient(ex: Executor, id: number): Promise<void> {
+  await ex.deleteFrom("container_recipients").where("id", "=", id).execute();
+}
+
+/** Inserts a recipient item. */
+export async function insertItem(
+  ex: Executor,
+  values: Insertable<ContainerRecipientItemsTable>,
+): Promise<RecipientItemRow> {
+  return ex.insertInto("container_recipient_items").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The item `id` of `accountId` (undefined for absent or foreign ids). */
+export async function findItem(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<RecipientItemRow | undefined> {
+  return ex
+    .selectFrom("container_recipient_items")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** The item with this session token (any account), or undefined. */
+export async function findItemByToken(ex: Executor, token: string): Promise<RecipientItemRow | undefined> {
+  return ex
+    .selectFrom("container_recipient_items")
+    .selectAll()
+    .where("session_token", "=", token)
+    .executeTakeFirst();
+}
+
+/** Every item of a container, by recipient then id. */
+export async function itemsOfContainer(ex: Executor, containerId: number): Promise<RecipientItemRow[]> {
+  return ex
+    .selectFrom("container_recipient_items")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .orderBy("recipient_id")
+    .orderBy("id")
+    .execute();
+}
+
+/** A page of the account's recipient items, oldest first, of one recipient or one container. */
+export async function listItems(
+  ex: Executor,
+  accountId: number,
+  filter: { recipientId?: number | undefined; containerId?: number | undefined },
+  window: Window,
+): Promise<{ rows: RecipientItemRow[]; count: number }> {
+  let base = ex.selectFrom("container_recipient_items").where("account_id", "=", accountId);
+  if (filter.recipientId !== undefined) base = base.where("recipient_id", "=", filter.recipientId);
+  if (filter.containerId !== undefined) base = base.where("container_id", "=", filter.containerId);
+  const [rows, total] = await Promise.all([
+    base.selectAll().orderBy("id").limit(window.limit).offset(window.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, count: Number(total.n) };
+}
+
+/** Updates an item; returns it. */
+export async function updateItem(
+  ex: Executor,
+  id: number,
+  values: Updateable<ContainerRecipientItemsTable>,
+): Promise<RecipientItemRow> {
+  return ex
+    .updateTable("container_recipient_items")
+    .set(values)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deletes an item. */
+export async function deleteItem(ex: Executor, id: number): Promise<void> {
+  await ex.deleteFrom("container_recipient_items").where("id", "=", id).execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// chat
+
+/** Inserts an owner's chat message. */
+export async function insertMessage(
+  ex: Executor,
+  values: Insertable<ContainerMessagesTable>,
+): Promise<MessageRow> {
+  return ex.insertInto("container_messages").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A page of the account's chat messages, oldest first, optionally of one container. */
+export async function listMessages(
+  ex: Executor,
+  accountId: number,
+  filter: { containerId?: number | undefined },
+  window: Window,
+): Promise<{ rows: MessageRow[]; count: number }> {
+  let base = ex.selectFrom("container_messages").where("account_id", "=", accountId);
+  if (filter.containerId !== undefined) base = base.where("container_id", "=", filter.containerId);
+  const [rows, total] = await Promise.all([
+    base.selectAll().orderBy("id").limit(window.limit).offset(window.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, count: Number(total.n) };
+}
+
+/** The message `id` of `accountId`. */
+export async function findMessage(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<MessageRow | undefined> {
+  return ex
+    .selectFrom("container_messages")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Every message of a container after `afterId` (0: all), oldest first. */
+export async function messagesOf(ex: Executor, containerId: number, afterId = 0): Promise<MessageRow[]> {
+  return ex
+    .selectFrom("container_messages")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .execute();
+}
+
+/** Inserts a recipient's reply. */
+export async function insertReply(
+  ex: Executor,
+  values: Insertable<ContainerMessageRepliesTable>,
+): Promise<ReplyRow> {
+  return ex.insertInto("container_message_replies").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A page of the account's replies, oldest first, filtered by container and/or recipient. */
+export async function listReplies(
+  ex: Executor,
+  accountId: number,
+  filter: { containerId?: number | undefined; recipientId?: number | undefined },
+  window: Window,
+): Promise<{ rows: ReplyRow[]; count: number }> {
+  let base = ex.selectFrom("container_message_replies").where("account_id", "=", accountId);
+  if (filter.containerId !== undefined) base = base.where("container_id", "=", filter.containerId);
+  if (filter.recipientId !== undefined) base = base.where("recipient_id", "=", filter.recipientId);
+  const [rows, total] = await Promise.all([
+    base.selectAll().orderBy("id").limit(window.limit).offset(window.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, count: Number(total.n) };
+}
+
+/** The reply `id` of `accountId`. */
+export async function findReply(ex: Executor, accountId: number, id: number): Promise<ReplyRow | undefined> {
+  return ex
+    .selectFrom("container_message_replies")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Every reply of a container after `afterId`, oldest first. */
+export async function repliesOf(ex: Executor, containerId: number, afterId = 0): Promise<ReplyRow[]> {
+  return ex
+    .selectFrom("container_message_replies")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .execute();
+}
+
+/** A recipient's replies in a container after `afterId`, oldest first, at most `limit`. */
+export async function repliesOfRecipient(
+  ex: Executor,
+  containerId: number,
+  recipientId: number,
+  afterId: number,
+  limit: number,
+): Promise<ReplyRow[]> {
+  return ex
+    .selectFrom("container_message_replies")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .where("recipient_id", "=", recipientId)
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** A container's owner messages after `afterId`, oldest first, at most `limit`. */
+export async function messagesAfter(
+  ex: Executor,
+  containerId: number,
+  afterId: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  return ex
+    .selectFrom("container_messages")
+    .selectAll()
+    .where("container_id", "=", containerId)
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** Marks an item's session opened unless it already was; true for the one call that marked it. */
+export async function markItemOpened(ex: Executor, id: number, at: string): Promise<boolean> {
+  const res = await ex
+    .updateTable("container_recipient_items")
+    .set({ opened_at: at, updated: at })
+    .where("id", "=", id)
+    .where("opened_at", "is", null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
