@@ -6,7 +6,7 @@ import { build } from "esbuild";
 import { assetUrls } from "./layout.js";
 
 /** One first-party static asset, kept in memory. */
-export interface WebAsset {
+interface WebAsset {
   body: Buffer;
   /** gzip of body, sent when the client accepts it. */
   gzip: Buffer;
@@ -17,7 +17,7 @@ export interface WebAsset {
 const webDir = import.meta.dirname;
 
 /** Paths of the client entry and the default stylesheet (sources, in the repository). */
-export const assetSources = {
+const assetSources = {
   clientEntry: resolve(webDir, "client/recipient.ts"),
   stylesheet: resolve(webDir, "static/recipient.css"),
 };

@@ -2,7 +2,7 @@ import type { ComponentChildren, VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
 
 /** What every recipient page shows around its content. */
-export interface LayoutProps {
+interface LayoutProps {
   /** The page's <title> (the account name is appended). */
   title: string;
   /** Deployment is a sandbox: a visible SANDBOX banner. */

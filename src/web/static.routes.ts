@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
-import type { Container } from "../app/container.js";
+import type { RouteModule } from "../shared/feature.js";
 import { buildWebAssets } from "./assets.js";
 
 /**
  * GET /static/recipient.css and /static/recipient.js: the first-party assets of the recipient pages,
  * built at start (src/web/assets.ts), served with ETag revalidation and gzip when accepted.
  */
-export async function webStaticRoutes(app: FastifyInstance, _opts: { container: Container }): Promise<void> {
+export const webStaticRoutes: RouteModule = async (app) => {
   const assets = await buildWebAssets();
   app.get(
     "/static/:file",
@@ -33,4 +32,4 @@ export async function webStaticRoutes(app: FastifyInstance, _opts: { container: 
       return reply.send(asset.body);
     },
   );
-}
+};
