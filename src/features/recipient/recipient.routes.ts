@@ -37,8 +37,9 @@ export function recipientRoutes(deps: {
     app.decorateRequest("recipientCtx", undefined);
     app.decorateRequest("recipientPageLoaded", false);
 
+    // The hooks are this module's own (its scope holds only /r/ routes) and the URL is canonical
+    // before routing, so every spelling of a recipient path passes through them.
     app.addHook("onRequest", async (request, reply) => {
-      if (!request.url.startsWith("/r/")) return;
       try {
         await rateLimiter.consume("recipient-ip", request.ip);
         const identifier = request.url.slice(3).split(/[/?#]/, 1)[0] ?? "";
@@ -54,7 +55,6 @@ export function recipientRoutes(deps: {
     });
 
     app.addHook("onSend", async (request, reply, payload) => {
-      if (!request.url.startsWith("/r/")) return payload;
       applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
       const ctx = request.recipientCtx;
       if (ctx) {
