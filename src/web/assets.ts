@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
@@ -14,7 +14,10 @@ interface WebAsset {
   etag: string;
 }
 
-const webDir = import.meta.dirname;
+// Next to this module when it runs from src/; the compiled server (dist/) reads them from src/web.
+const webDir = existsSync(resolve(import.meta.dirname, "client"))
+  ? import.meta.dirname
+  : resolve(import.meta.dirname, "../src/web");
 
 /** Paths of the client entry and the default stylesheet (sources, in the repository). */
 const assetSources = {

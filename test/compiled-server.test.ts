@@ -1,0 +1,58 @@
+/**
+ * The compiled server: `ferry` runs dist/ferry.mjs, built from src/ on the first start and rebuilt
+ * whenever a server source is newer than the bundle (never when only tests change).
+ */
+import { cpSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain JavaScript module of the command-line entry, without type declarations.
+import { compiledServer } from "../bin/compiled-server.mjs";
+import { runFerry } from "./helpers/process.js";
+
+const repo = resolve(import.meta.dirname, "..");
+const build = compiledServer as (root: string) => Promise<string>;
+
+describe("the compiled server", () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), "ferry-build-"));
+    cpSync(join(repo, "src"), join(root, "src"), { recursive: true });
+    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("is built on the first start, with the render worker beside it", async () => {
+    const bundle = await build(root);
+    expect(bundle).toBe(join(root, "dist", "ferry.mjs"));
+    expect(statSync(bundle).size).toBeGreaterThan(100_000);
+    expect(statSync(join(root, "dist", "render-worker.cjs")).size).toBeGreaterThan(10_000);
+  });
+
+  it("is kept while no server source changed, even when a test did", async () => {
+    const bundle = join(root, "dist", "ferry.mjs");
+    const built = new Date(Date.now() + 60_000);
+    utimesSync(bundle, built, built);
+    const testFile = join(root, "src", "features", "requests", "requests.test.ts");
+    const later = new Date(Date.now() + 120_000);
+    utimesSync(testFile, later, later);
+    await build(root);
+    expect(statSync(bundle).mtimeMs).toBe(built.getTime());
+  });
+
+  it("is rebuilt when a server source is newer than the bundle", async () => {
+    const bundle = join(root, "dist", "ferry.mjs");
+    const built = statSync(bundle).mtimeMs;
+    const later = new Date(built + 60_000);
+    utimesSync(join(root, "src", "shared", "ids.ts"), later, later);
+    await build(root);
+    expect(statSync(bundle).mtimeMs).not.toBe(built);
+  });
+
+  it("runs the command line from the bundle", async () => {
+    const result = await runFerry(["help"], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Usage: ferry <command>");
+    expect(statSync(join(repo, "dist", "ferry.mjs")).isFile()).toBe(true);
+  });
+});
