@@ -132,10 +132,27 @@ const CACHED_HEADS = 10_000;
  * statement, so a standalone entry (AAA-0010) is one round trip, committed before it returns. When
  * the remembered head is stale (another process wrote, a transaction rolled back) the compare fails,
  * nothing is written, and the writer takes the locking path (upsert-and-increment of the head row).
+ *
+ * On SQLite, standalone entries are group-committed: those that arrive while a commit is running (or in the
+ * same turn of the event loop) are appended together in one transaction, in arrival order per
+ * account, and each caller's promise resolves once that transaction has committed — an answered
+ * call still has its entry durable, but concurrent calls share one commit instead of paying one
+ * each. A batch that fails is written again entry by entry, so one bad entry fails only its caller.
  */
+/** Most standalone entries one group commit appends. */
+const MAX_BATCH = 256;
+
+interface PendingEntry {
+  event: AuditEvent;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class AuditWriter {
   private readonly heads = new Map<number, ChainHead>();
   private readonly queues = new Map<number, Promise<void>>();
+  private pending: PendingEntry[] = [];
+  private flushing = false;
 
   constructor(
     private readonly database: Database,
@@ -152,11 +169,28 @@ export class AuditWriter {
       if (!(await this.appendToKnownHead(ex, event))) await this.appendLocked(ex, event);
       return;
     }
-    // This process's standalone writers of one account go one after another, each on the head the
-    // previous one left, so their compare-and-set does not fail. Writers inside a transaction never
-    // wait here (one could hold the head row lock a queued writer waits for).
+    // Writers inside a transaction never wait below (one could hold the head row lock a queued or
+    // batched writer waits for).
+    if (this.database.dialect === "postgres") return this.writeQueued(event);
+    // SQLite: joins the next group commit.
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ event, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /**
+   * PostgreSQL: a standalone entry is one autocommitted compare-and-set statement, and the server
+   * already flushes concurrent commits together, so entries are not batched; this process's
+   * writers of one account go one after another, each on the head the previous one left, so their
+   * compare-and-set does not fail.
+   */
+  private async writeQueued(event: AuditEvent): Promise<void> {
     const accountId = event.accountId;
-    const run = (this.queues.get(accountId) ?? Promise.resolve()).then(() => this.writeAlone(ex, event));
+    const run = (this.queues.get(accountId) ?? Promise.resolve()).then(() => this.writeAlone(event));
     const tail = run.catch(() => undefined);
     this.queues.set(accountId, tail);
     try {
@@ -166,7 +200,40 @@ export class AuditWriter {
     }
   }
 
-  private async writeAlone(db: Executor, event: AuditEvent): Promise<void> {
+  /** SQLite: commits the pending standalone entries in batches until none is left. */
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_BATCH);
+      try {
+        await this.commitBatch(batch.map((p) => p.event));
+        for (const p of batch) p.resolve();
+      } catch {
+        // Written again one by one, so only the entry that fails reports the failure.
+        for (const p of batch) {
+          try {
+            await this.writeAlone(p.event);
+            p.resolve();
+          } catch (err) {
+            p.reject(err);
+          }
+        }
+      }
+    }
+    this.flushing = false;
+  }
+
+  /** Appends `events` in one transaction, in arrival order. */
+  private async commitBatch(events: AuditEvent[]): Promise<void> {
+    if (events.length === 1) return this.writeAlone(events[0]!);
+    await this.database.db.transaction().execute(async (trx) => {
+      for (const event of events) {
+        if (!(await this.appendToKnownHead(trx, event))) await this.appendLocked(trx, event);
+      }
+    });
+  }
+
+  private async writeAlone(event: AuditEvent): Promise<void> {
+    const db = this.database.db;
     // PostgreSQL: the compare-and-set statement commits on its own (autocommit).
     if (this.database.dialect === "postgres" && (await this.appendToKnownHead(db, event))) return;
     await db.transaction().execute(async (trx) => {
