@@ -2,7 +2,7 @@
 // external), with the template render worker beside it as dist/render-worker.cjs. Built on the first
 // start after a clone and again whenever a source file is newer than the bundle, so `ferry` always
 // runs the sources as they are without a type-stripping loader in the process (ADR 0030).
-import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -36,6 +36,15 @@ function writeAtomically(path, text) {
   renameSync(temp, path);
 }
 
+/** Chunks of earlier builds, once no start can still be loading them (an hour old). */
+function removeOldChunks(dir, current) {
+  const cutoff = Date.now() - 3600_000;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (!current.has(path) && statSync(path).mtimeMs < cutoff) rmSync(path, { force: true });
+  }
+}
+
 /** Builds `root`/dist/ when it is missing or stale; returns the bundle's path. */
 export async function compiledServer(root = repository) {
   const srcDir = join(root, "src");
@@ -47,8 +56,13 @@ export async function compiledServer(root = repository) {
   const [server, renderWorker] = await Promise.all([
     build({
       ...common,
-      entryPoints: [join(srcDir, "main.ts")],
+      entryPoints: { ferry: join(srcDir, "main.ts") },
+      outdir: distDir,
       format: "esm",
+      // Modules imported on demand (the S3 blob store and its SDK) stay out of the start path.
+      splitting: true,
+      chunkNames: "chunks/[name]-[hash]",
+      outExtension: { ".js": ".mjs" },
       packages: "external",
       jsx: "automatic",
       jsxImportSource: "preact",
@@ -60,8 +74,13 @@ export async function compiledServer(root = repository) {
       format: "cjs",
     }),
   ]);
-  mkdirSync(distDir, { recursive: true });
+  mkdirSync(join(distDir, "chunks"), { recursive: true });
   writeAtomically(join(distDir, "render-worker.cjs"), renderWorker.outputFiles[0].text);
-  writeAtomically(bundle, server.outputFiles[0].text);
+  // Chunks first (their names carry a content hash), the entry last: a start never imports a chunk
+  // that is not there yet. Chunks of earlier builds stay for starts that still run those builds.
+  const entry = server.outputFiles.find((f) => f.path === bundle);
+  for (const file of server.outputFiles) if (file !== entry) writeAtomically(file.path, file.text);
+  writeAtomically(bundle, entry.text);
+  removeOldChunks(join(distDir, "chunks"), new Set(server.outputFiles.map((f) => f.path)));
   return bundle;
 }

@@ -2,7 +2,16 @@
  * The compiled server: `ferry` runs dist/ferry.mjs, built from src/ on the first start and rebuilt
  * whenever a server source is newer than the bundle (never when only tests change).
  */
-import { cpSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync } from "node:fs";
+import {
+  cpSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,6 +36,15 @@ describe("the compiled server", () => {
     expect(bundle).toBe(join(root, "dist", "ferry.mjs"));
     expect(statSync(bundle).size).toBeGreaterThan(100_000);
     expect(statSync(join(root, "dist", "render-worker.cjs")).size).toBeGreaterThan(10_000);
+  });
+
+  it("keeps modules loaded on demand out of the start path (the S3 SDK)", () => {
+    const entry = readFileSync(join(root, "dist", "ferry.mjs"), "utf8");
+    expect(entry).not.toContain("@aws-sdk/client-s3");
+    const chunks = readdirSync(join(root, "dist", "chunks"));
+    const s3 = chunks.find((name) => name.startsWith("s3-blob-store-"));
+    expect(s3).toBeDefined();
+    expect(readFileSync(join(root, "dist", "chunks", s3!), "utf8")).toContain("@aws-sdk/client-s3");
   });
 
   it("is kept while no server source changed, even when a test did", async () => {
