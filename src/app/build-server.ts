@@ -10,6 +10,7 @@ import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
+import { installNulGuard } from "../http/nul-bytes.js";
 import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
 import type { RouteModule } from "../shared/feature.js";
@@ -63,6 +64,7 @@ export async function buildServer(
   app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));
   installErrorHandling(app, routes);
   await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
+  installNulGuard(app);
 
   app.decorateRequest("rateLimit", undefined);
   app.addHook("onRequest", async (request, reply) => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, type ErrorCode, errorStatus, ValidationError } from "../shared/errors.js";
+import { NulCharacterError } from "./nul-bytes.js";
 import type { RouteRegistry } from "./route-registry.js";
 
 /** The API versions this server speaks. */
@@ -102,6 +103,7 @@ export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
 export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
   app.setErrorHandler(
     (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+      if (error instanceof NulCharacterError && isPageRequest(request)) return sendBadInputPage(reply, error);
       if (error instanceof AppError) return sendAppError(reply, error);
       if (error.validation) {
         return sendAppError(
@@ -177,6 +179,26 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       ),
     );
   });
+}
+
+/** A recipient or session page (HTML forms), not one of the JSON endpoints its scripts call. */
+function isPageRequest(request: FastifyRequest): boolean {
+  const path = request.url.split("?")[0] ?? "";
+  if (!/^\/[rs]\//.test(path) || /\/(uploads|chat)(\/|$)/.test(path)) return false;
+  return !/^application\/json/i.test(String(request.headers.accept ?? ""));
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The pages' plain error page for input they cannot take (the page scripts never send such input). */
+function sendBadInputPage(reply: FastifyReply, err: NulCharacterError): FastifyReply {
+  return reply
+    .code(400)
+    .type("text/html; charset=utf-8")
+    .serializer((p) => p as string)
+    .send(
+      `<!doctype html><title>Bad request</title><p>The field ${escapeHtml(err.field)} contains a null character, which is not allowed. Go back, correct it and try again.</p>`,
+    );
 }
 
 function malformedDetail(error: Error & { code?: string }): string {
