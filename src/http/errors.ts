@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, type ErrorCode, errorStatus, ValidationError } from "../shared/errors.js";
+import { isNoRowError } from "../db/database.js";
+import { AppError, type ErrorCode, errorStatus, notFound, ValidationError } from "../shared/errors.js";
 import { NulCharacterError } from "./nul-bytes.js";
 import type { RouteRegistry } from "./route-registry.js";
 
@@ -105,6 +106,9 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
       if (error instanceof NulCharacterError && isPageRequest(request)) return sendBadInputPage(reply, error);
       if (error instanceof AppError) return sendAppError(reply, error);
+      // A row read moments ago vanished before the statement that needed it (a concurrent delete):
+      // to the caller it is simply gone.
+      if (isNoRowError(error)) return sendAppError(reply, notFound(resourceOf(request)));
       if (error.validation) {
         return sendAppError(
           reply,
@@ -179,6 +183,27 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       ),
     );
   });
+}
+
+/** The resource a /v1/ path names, as its feature's 404 words it. */
+const resourceNames: Record<string, string> = {
+  request: "Request",
+  requester: "Requester",
+  contact: "Contact",
+  email_template: "Email template",
+  media: "Media",
+  callback: "Callback",
+  callback_settings: "Callback settings",
+  settings: "SMTP settings",
+  branding: "Branding",
+  module_container_pull: "Container",
+  module_container_pushpull: "Container",
+  sandbox: "Request",
+};
+
+function resourceOf(request: FastifyRequest): string {
+  const [version, segment] = (request.url.split("?")[0] ?? "").split("/").filter(Boolean);
+  return (version === "v1" && segment && resourceNames[segment]) || "Resource";
 }
 
 /** A recipient or session page (HTML forms), not one of the JSON endpoints its scripts call. */
