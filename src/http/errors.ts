@@ -108,6 +108,8 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       if (error instanceof AppError) return sendAppError(reply, error);
       // A row read moments ago vanished before the statement that needed it (a concurrent delete):
       // to the caller it is simply gone.
+      if (isTruncatedMultipart(error))
+        return sendAppError(reply, new AppError("INVALID_REQUEST", MALFORMED_MULTIPART));
       if (isNoRowError(error)) return sendAppError(reply, notFound(resourceOf(request)));
       if (error.validation) {
         return sendAppError(
@@ -185,6 +187,23 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
   });
 }
 
+const MALFORMED_MULTIPART = "Malformed multipart body (missing or wrong boundary).";
+
+/** busboy's words for a multipart body that ends or breaks mid-part (its errors carry no code). */
+const BUSBOY_MALFORMED =
+  /^(Unexpected end of (form|file|multipart data)|\w+ terminated early|Malformed part header|Malformed urlencoded form|Multipart: Boundary not found)/;
+
+/**
+ * A multipart body cut short (client gone, proxy timeout, truncated upload): the error surfaces
+ * from whatever was reading the file stream, possibly wrapped as a cause.
+ */
+export function isTruncatedMultipart(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (BUSBOY_MALFORMED.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** The resource a /v1/ path names, as its feature's 404 words it. */
 const resourceNames: Record<string, string> = {
   request: "Request",
@@ -230,7 +249,6 @@ function malformedDetail(error: Error & { code?: string }): string {
   if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
     return "JSON parse error: the body is not valid JSON.";
   if (error.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH") return "Content-Length does not match the body.";
-  if (/multipart|boundary/i.test(error.message))
-    return "Malformed multipart body (missing or wrong boundary).";
+  if (/multipart|boundary/i.test(error.message)) return MALFORMED_MULTIPART;
   return "Malformed request.";
 }
