@@ -13,6 +13,7 @@ import { installErrorHandling } from "../http/errors.js";
 import { installNulGuard } from "../http/nul-bytes.js";
 import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
+import { trustProxyOption } from "../http/trust-proxy.js";
 import type { RouteModule } from "../shared/feature.js";
 import type { Ferry } from "./ferry.js";
 
@@ -45,7 +46,7 @@ export async function buildServer(
     loggerInstance: ferry.logger.child({ component: "http" }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    trustProxy: config.TRUST_PROXY,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
     bodyLimit: config.MAX_JSON_BODY_BYTES,
     connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
     keepAliveTimeout: 10_000,
