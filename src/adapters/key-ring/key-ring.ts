@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
  * The master key ring. Each master key has a kid; purpose keys (JWT signing, KEKs that wrap media
  * data keys, secret encryption) are derived from a master key with HKDF, so one rotation rotates all.
  */
-export type KeyPurpose = "jwt" | "kek" | "secrets";
+export type KeyPurpose = "jwt" | "kek" | "secrets" | "audit-anchor";
 
 /** Read access to the ring, plus rotation when the ring is file-backed. */
 export interface KeyRing {
