@@ -226,6 +226,12 @@ export const settings = {
     example: "1200",
     parse: int(1200, 1),
   },
+  SANDBOX_MAX_GENERATED_BYTES: {
+    group: "limits",
+    doc: "Total bytes of files one sandbox complete helper call may generate or send (request and container feature helpers); more is 400.",
+    example: "20971520",
+    parse: int(20 * 1024 * 1024, 0),
+  },
   RATE_LIMIT_PER_IP: {
     group: "limits",
     doc: "API calls per client IP per window (all routes, authenticated or not).",
