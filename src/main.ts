@@ -69,6 +69,7 @@ async function runCommand(config: Config, name: string, args: string[]): Promise
       account: { type: "string" },
       since: { type: "string" },
       out: { type: "string" },
+      anchor: { type: "string" },
     },
     allowPositionals: true,
     strict: true,

@@ -10,8 +10,10 @@ import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
+import { installNulGuard } from "../http/nul-bytes.js";
 import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
+import { trustProxyOption } from "../http/trust-proxy.js";
 import type { RouteModule } from "../shared/feature.js";
 import type { Ferry } from "./ferry.js";
 
@@ -44,7 +46,7 @@ export async function buildServer(
     loggerInstance: ferry.logger.child({ component: "http" }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    trustProxy: config.TRUST_PROXY,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
     bodyLimit: config.MAX_JSON_BODY_BYTES,
     connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
     keepAliveTimeout: 10_000,
@@ -63,6 +65,7 @@ export async function buildServer(
   app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));
   installErrorHandling(app, routes);
   await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
+  installNulGuard(app);
 
   app.decorateRequest("rateLimit", undefined);
   app.addHook("onRequest", async (request, reply) => {

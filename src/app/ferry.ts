@@ -167,7 +167,13 @@ export async function createFerry(
   const base = { database, config, clock };
 
   // Features, each after the ones it uses.
-  const audit = createAuditFeature({ database, clock, jobs, retentionDays: config.AUDIT_RETENTION_DAYS });
+  const audit = createAuditFeature({
+    database,
+    clock,
+    jobs,
+    keyRing,
+    retentionDays: config.AUDIT_RETENTION_DAYS,
+  });
   const writer = audit.service.writer;
   const auth = createAuthFeature({ ...base, keyRing, audit: writer, rateLimiter });
   const accounts = auth.service.accounts;

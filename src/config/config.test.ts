@@ -35,7 +35,7 @@ describe("configuration", () => {
       "PORT must be between 0 and 65535, got 99999",
       'PUBLIC_BASE_URL must be a URL, got "not a url"',
       'FERRY_ENVIRONMENT must be one of sandbox, live, got "staging"',
-      'TRUST_PROXY must be true or false, got "maybe"',
+      'TRUST_PROXY must be true, false, a hop count or a comma-separated list of proxy addresses or CIDRs, got "maybe"',
       'REDIS_URL must use redis: or rediss:, got "http:"',
     ]);
   });

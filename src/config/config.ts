@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 
 /**
@@ -58,6 +59,40 @@ const bool =
     if (["0", "false", "no", "off"].includes(v)) return false;
     throw new SettingProblem(`must be true or false, got "${raw}"`);
   };
+
+/** Names proxy-addr (Fastify's trustProxy) accepts for address ranges. */
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** TRUST_PROXY in Fastify's trustProxy forms: true/false, a hop count, or addresses/CIDRs. */
+function trustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || raw.trim() === "") return false;
+  const v = raw.trim().toLowerCase();
+  if (["true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off"].includes(v)) return false;
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (hops > 32) throw new SettingProblem(`hop count must be at most 32, got ${hops}`);
+    return hops;
+  }
+  const list = raw
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const bad = list.filter((entry) => !PROXY_RANGE_NAMES.has(entry) && !isAddressOrCidr(entry));
+  if (bad.length)
+    throw new SettingProblem(
+      `must be true, false, a hop count or a comma-separated list of proxy addresses or CIDRs, got "${bad.join(", ")}"`,
+    );
+  return list;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = "", prefix, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 const oneOf =
   <const T extends string>(values: readonly T[], def: T) =>
@@ -138,9 +173,9 @@ export const settings = {
   },
   TRUST_PROXY: {
     group: "server",
-    doc: "Trust X-Forwarded-* headers (set when behind a load balancer).",
+    doc: "Which X-Forwarded-* hops to trust: false (none: the client is the socket's peer); a hop count (1 behind one load balancer); or a comma-separated list of proxy addresses or CIDRs (10.0.0.0/8, loopback). The client address is the first untrusted hop from the right. true trusts every hop, so the client is the LEFTMOST X-Forwarded-For address, which any client can forge: use it only behind a proxy that overwrites the header.",
     example: "false",
-    parse: bool(false),
+    parse: trustProxy,
   },
   HTTP_IDLE_TIMEOUT_MS: {
     group: "server",
@@ -190,6 +225,12 @@ export const settings = {
     doc: "Authenticated API calls per application per window.",
     example: "1200",
     parse: int(1200, 1),
+  },
+  SANDBOX_MAX_GENERATED_BYTES: {
+    group: "limits",
+    doc: "Total bytes of files one sandbox complete helper call may generate or send (request and container feature helpers); more is 400.",
+    example: "20971520",
+    parse: int(20 * 1024 * 1024, 0),
   },
   RATE_LIMIT_PER_IP: {
     group: "limits",

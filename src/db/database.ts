@@ -4,6 +4,7 @@ import SQLite from "better-sqlite3";
 import {
   type CompiledQuery,
   Kysely,
+  NoResultError,
   PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
@@ -107,4 +108,12 @@ export function databaseOptionsFromConfig(config: {
   return config.DATABASE_URL
     ? { postgresUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE }
     : { sqlitePath: join(config.dataDir, "ferry.db") };
+}
+
+/**
+ * True for Kysely's error of a `...OrThrow` statement that found no row: a row read moments ago
+ * vanished before the statement that needed it (a concurrent delete).
+ */
+export function isNoRowError(error: unknown): boolean {
+  return error instanceof NoResultError;
 }

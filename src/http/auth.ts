@@ -18,6 +18,8 @@ declare module "fastify" {
     public?: boolean;
     /** The scope area the route belongs to; keys need it (or "*"). */
     scope?: ScopeArea;
+    /** true: every valid key may call the route, whatever its scopes (e.g. who am I). */
+    anyScope?: boolean;
   }
 }
 
@@ -60,7 +62,11 @@ export function installAuthGuard(
     request.auth = ctx;
     await afterAuth(request, ctx);
     const area = config.scope;
-    const allowed = area ? scopeAllows(ctx.scopes, area, request.method) : ctx.scopes === "*";
+    const allowed = config.anyScope
+      ? true
+      : area
+        ? scopeAllows(ctx.scopes, area, request.method)
+        : ctx.scopes === "*";
     if (!allowed) {
       throw new AppError(
         "NOT_AUTHORIZED",

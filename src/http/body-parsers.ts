@@ -2,6 +2,7 @@ import { parse as parseQueryString } from "node:querystring";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../shared/errors.js";
+import { refuseNul } from "./nul-bytes.js";
 
 /** True when a body sent as a form (or without a type) is really JSON text: it starts with { or [. */
 export function looksLikeJson(body: string | Buffer): boolean {
@@ -84,6 +85,8 @@ export async function readMultipartFields(request: FastifyRequest): Promise<Reco
     for await (const part of request.parts()) {
       if (part.type === "file") out[part.fieldname] = (await part.toBuffer()).toString("utf8");
       else out[part.fieldname] = String(part.value);
+      refuseNul(part.fieldname, "non_field_errors");
+      refuseNul(out[part.fieldname], part.fieldname);
     }
   } catch (err) {
     if (err instanceof AppError) throw err;

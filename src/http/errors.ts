@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, type ErrorCode, errorStatus, ValidationError } from "../shared/errors.js";
+import { isNoRowError } from "../db/database.js";
+import { AppError, type ErrorCode, errorStatus, notFound, ValidationError } from "../shared/errors.js";
+import { NulCharacterError } from "./nul-bytes.js";
 import type { RouteRegistry } from "./route-registry.js";
 
 /** The API versions this server speaks. */
@@ -102,7 +104,13 @@ export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
 export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
   app.setErrorHandler(
     (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+      if (error instanceof NulCharacterError && isPageRequest(request)) return sendBadInputPage(reply, error);
       if (error instanceof AppError) return sendAppError(reply, error);
+      // A row read moments ago vanished before the statement that needed it (a concurrent delete):
+      // to the caller it is simply gone.
+      if (isTruncatedMultipart(error))
+        return sendAppError(reply, new AppError("INVALID_REQUEST", MALFORMED_MULTIPART));
+      if (isNoRowError(error)) return sendAppError(reply, notFound(resourceOf(request)));
       if (error.validation) {
         return sendAppError(
           reply,
@@ -179,11 +187,68 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
   });
 }
 
+const MALFORMED_MULTIPART = "Malformed multipart body (missing or wrong boundary).";
+
+/** busboy's words for a multipart body that ends or breaks mid-part (its errors carry no code). */
+const BUSBOY_MALFORMED =
+  /^(Unexpected end of (form|file|multipart data)|\w+ terminated early|Malformed part header|Malformed urlencoded form|Multipart: Boundary not found)/;
+
+/**
+ * A multipart body cut short (client gone, proxy timeout, truncated upload): the error surfaces
+ * from whatever was reading the file stream, possibly wrapped as a cause.
+ */
+export function isTruncatedMultipart(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (BUSBOY_MALFORMED.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** The resource a /v1/ path names, as its feature's 404 words it. */
+const resourceNames: Record<string, string> = {
+  request: "Request",
+  requester: "Requester",
+  contact: "Contact",
+  email_template: "Email template",
+  media: "Media",
+  callback: "Callback",
+  callback_settings: "Callback settings",
+  settings: "SMTP settings",
+  branding: "Branding",
+  module_container_pull: "Container",
+  module_container_pushpull: "Container",
+  sandbox: "Request",
+};
+
+function resourceOf(request: FastifyRequest): string {
+  const [version, segment] = (request.url.split("?")[0] ?? "").split("/").filter(Boolean);
+  return (version === "v1" && segment && resourceNames[segment]) || "Resource";
+}
+
+/** A recipient or session page (HTML forms), not one of the JSON endpoints its scripts call. */
+function isPageRequest(request: FastifyRequest): boolean {
+  const path = request.url.split("?")[0] ?? "";
+  if (!/^\/[rs]\//.test(path) || /\/(uploads|chat)(\/|$)/.test(path)) return false;
+  return !/^application\/json/i.test(String(request.headers.accept ?? ""));
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The pages' plain error page for input they cannot take (the page scripts never send such input). */
+function sendBadInputPage(reply: FastifyReply, err: NulCharacterError): FastifyReply {
+  return reply
+    .code(400)
+    .type("text/html; charset=utf-8")
+    .serializer((p) => p as string)
+    .send(
+      `<!doctype html><title>Bad request</title><p>The field ${escapeHtml(err.field)} contains a null character, which is not allowed. Go back, correct it and try again.</p>`,
+    );
+}
+
 function malformedDetail(error: Error & { code?: string }): string {
   if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
     return "JSON parse error: the body is not valid JSON.";
   if (error.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH") return "Content-Length does not match the body.";
-  if (/multipart|boundary/i.test(error.message))
-    return "Malformed multipart body (missing or wrong boundary).";
+  if (/multipart|boundary/i.test(error.message)) return MALFORMED_MULTIPART;
   return "Malformed request.";
 }

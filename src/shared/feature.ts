@@ -36,6 +36,7 @@ export interface CommandFlags {
   account?: string | undefined;
   since?: string | undefined;
   out?: string | undefined;
+  anchor?: string | undefined;
   positionals: string[];
 }
 

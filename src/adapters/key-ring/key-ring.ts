@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
  * The master key ring. Each master key has a kid; purpose keys (JWT signing, KEKs that wrap media
  * data keys, secret encryption) are derived from a master key with HKDF, so one rotation rotates all.
  */
-export type KeyPurpose = "jwt" | "kek" | "secrets";
+export type KeyPurpose = "jwt" | "kek" | "secrets" | "audit-anchor";
 
 /** Read access to the ring, plus rotation when the ring is file-backed. */
 export interface KeyRing {
@@ -35,12 +35,22 @@ interface KeyFile {
 
 const KID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 
+/** How long a kid the ring did not hold stays known as unknown (no reload for it meanwhile). */
+export const UNKNOWN_KID_TTL_MS = 30_000;
+/** At most one reload of the key file per this interval, whatever kids are asked for. */
+export const KEY_RELOAD_INTERVAL_MS = 5_000;
+const MAX_UNKNOWN_KIDS = 1_000;
+
 class MasterKeyRing implements KeyRing {
   private readonly cache = new Map<string, Buffer>();
+  /** kid → until when it is answered as unknown without a reload. */
+  private readonly unknown = new Map<string, number>();
+  private lastReload = Number.NEGATIVE_INFINITY;
   constructor(
     private state: KeyFile,
     private readonly persist: ((state: KeyFile) => void) | undefined,
     private readonly reload: (() => KeyFile) | undefined = undefined,
+    private readonly now: () => number = Date.now,
   ) {}
 
   get activeKid(): string {
@@ -55,18 +65,36 @@ class MasterKeyRing implements KeyRing {
     const cacheKey = `${kid}/${purpose}`;
     const hit = this.cache.get(cacheKey);
     if (hit) return hit;
-    let master = this.state.keys[kid];
-    if (!master && this.reload) {
-      // Another process (`ferry keys rotate`) may have added the key since this one started.
-      this.state = { ...this.reload(), active: this.state.active };
-      master = this.state.keys[kid];
-    }
+    const master = this.state.keys[kid] ?? this.reloadFor(kid);
     if (!master) throw new UnknownKeyError(kid);
     const key = Buffer.from(
       hkdfSync("sha256", Buffer.from(master, "base64"), Buffer.alloc(0), `ferry-${purpose}-v1`, 32),
     );
     this.cache.set(cacheKey, key);
     return key;
+  }
+
+  /**
+   * Another process (`ferry keys rotate`) may have added `kid` since this one started: re-reads the
+   * key file, unless the kid cannot be one, was looked up in vain lately, or the file was read
+   * less than KEY_RELOAD_INTERVAL_MS ago. Forged tokens with random kids thus cost no file reads.
+   */
+  private reloadFor(kid: string): string | undefined {
+    if (!this.reload || !KID_PATTERN.test(kid)) return undefined;
+    const now = this.now();
+    if ((this.unknown.get(kid) ?? 0) > now) return undefined;
+    if (now - this.lastReload >= KEY_RELOAD_INTERVAL_MS) {
+      this.lastReload = now;
+      this.state = { ...this.reload(), active: this.state.active };
+      const master = this.state.keys[kid];
+      if (master) {
+        this.unknown.delete(kid);
+        return master;
+      }
+    }
+    if (this.unknown.size >= MAX_UNKNOWN_KIDS) this.unknown.clear();
+    this.unknown.set(kid, now + UNKNOWN_KID_TTL_MS);
+    return undefined;
   }
 
   rotate(): string {
@@ -111,7 +139,12 @@ export function parseMasterKeyEnv(value: string): KeyFile {
  * Opens the ring: from `masterKeyEnv` when given, else from `<dataDir>/master-keys.json`, created
  * with one fresh key and mode 0600 on first start.
  */
-export function openKeyRing(options: { masterKeyEnv?: string | undefined; dataDir: string }): KeyRing {
+export function openKeyRing(options: {
+  masterKeyEnv?: string | undefined;
+  dataDir: string;
+  /** Milliseconds clock of the unknown-kid cache (tests). */
+  now?: () => number;
+}): KeyRing {
   if (options.masterKeyEnv) return new MasterKeyRing(parseMasterKeyEnv(options.masterKeyEnv), undefined);
   const path = join(options.dataDir, "master-keys.json");
   const persist = (state: KeyFile): void => {
@@ -137,5 +170,5 @@ export function openKeyRing(options: { masterKeyEnv?: string | undefined; dataDi
     if (!state.active || !state.keys?.[state.active]) throw new Error(`Key file ${path} is damaged`);
     return state;
   };
-  return new MasterKeyRing(read(), persist, read);
+  return new MasterKeyRing(read(), persist, read, options.now);
 }

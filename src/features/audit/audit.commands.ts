@@ -1,9 +1,16 @@
 import { once } from "node:events";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import type { Writable } from "node:stream";
 import type { CommandFlags, CommandOutput, CommandSpec } from "../../shared/feature.js";
 import { toTimestamp } from "../../shared/time.js";
+import { AnchorFormatError, type AnchorReport, type AuditAnchorService } from "./audit-anchor.service.js";
 import type { AccountChainReport, AuditChainService } from "./audit-chain.service.js";
+
+/** What the audit commands run against. */
+export interface AuditCommandDeps {
+  chain: AuditChainService;
+  anchors: AuditAnchorService;
+}
 
 /** Exit code of a command given bad arguments. */
 const USAGE_EXIT = 2;
@@ -38,21 +45,75 @@ function describe(r: AccountChainReport): string {
 }
 
 /**
- * `ferry audit verify [--account ID] [--json]`: walks each account's hash chain and reports the
- * first changed, removed or inserted entry. Exit 0 when every chain verifies, 1 when one is broken.
+ * `ferry audit verify [--account ID] [--anchor FILE] [--json]`: walks each account's hash chain and
+ * reports the first changed, removed or inserted entry; with --anchor, also checks that every chain
+ * head the anchor recorded is still in its chain with the same hash (a log cut back to an earlier
+ * head verifies as a chain, but not against an older anchor). Exit 0 when all holds, 1 otherwise.
  */
-async function verify(chain: AuditChainService, out: CommandOutput, flags: CommandFlags): Promise<number> {
+async function verify(
+  { chain, anchors }: AuditCommandDeps,
+  out: CommandOutput,
+  flags: CommandFlags,
+): Promise<number> {
   const account = readAccount(flags);
   if (account === null) return usageError(out, "--account must be an account id");
+  let anchorReport: AnchorReport | undefined;
+  if (flags.anchor !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.anchor, "utf8");
+    } catch {
+      return usageError(out, `cannot read the anchor file ${flags.anchor}`);
+    }
+    try {
+      anchorReport = await anchors.verify(anchors.parse(text));
+    } catch (err) {
+      if (err instanceof AnchorFormatError) return usageError(out, `--anchor: ${err.message}`);
+      throw err;
+    }
+  }
   const ids = account === undefined ? await chain.auditedAccounts() : [account];
   const reports: AccountChainReport[] = [];
   for (const id of ids) reports.push(await chain.verifyAccount(id));
-  const ok = reports.every((r) => r.ok);
-  const summary = ok
+  const chainsOk = reports.every((r) => r.ok);
+  const ok = chainsOk && (anchorReport?.ok ?? true);
+  const summary = chainsOk
     ? `Audit log verified: ${reports.length} account(s), no tampering found.`
     : `Audit log BROKEN in ${reports.filter((r) => !r.ok).length} of ${reports.length} account(s).`;
-  out.print({ ok, accounts: reports }, [...reports.map(describe), summary].join("\n"));
+  const lines = [...reports.map(describe), summary];
+  if (anchorReport) {
+    for (const h of anchorReport.heads.filter((x) => !x.ok))
+      lines.push(`account ${h.account_id}: ANCHOR ${h.status.toUpperCase()}: ${h.detail}`);
+    lines.push(anchorReport.ok ? anchorReport.detail : `ANCHOR CHECK FAILED. ${anchorReport.detail}`);
+  }
+  out.print({ ok, accounts: reports, ...(anchorReport ? { anchor: anchorReport } : {}) }, lines.join("\n"));
   return ok ? 0 : 1;
+}
+
+/**
+ * `ferry audit anchor [--account ID] [--out FILE] [--json]`: writes a signed anchor of the chain
+ * heads (to FILE with mode 0600, or stdout) for `audit verify --anchor` to check later. Keep
+ * anchors where whoever can write the database cannot (another host, write-once storage).
+ */
+async function anchor(
+  { anchors }: AuditCommandDeps,
+  out: CommandOutput,
+  flags: CommandFlags,
+): Promise<number> {
+  const account = readAccount(flags);
+  if (account === null) return usageError(out, "--account must be an account id");
+  const made = await anchors.create(account === undefined ? undefined : [account]);
+  const text = `${JSON.stringify(made, null, 2)}\n`;
+  if (!flags.out) {
+    process.stdout.write(text);
+    return 0;
+  }
+  writeFileSync(flags.out, text, { mode: 0o600 });
+  out.print(
+    { anchored: made.heads.length, created: made.created, file: flags.out },
+    `Anchored ${made.heads.length} chain head(s) at ${made.created} in ${flags.out}`,
+  );
+  return 0;
 }
 
 async function write(stream: Writable, text: string): Promise<void> {
@@ -65,7 +126,7 @@ async function write(stream: Writable, text: string): Promise<void> {
  * entry plus account_id, seq, prev_hash and hash so the chain can be re-checked elsewhere.
  */
 async function exportEntries(
-  chain: AuditChainService,
+  { chain }: AuditCommandDeps,
   out: CommandOutput,
   flags: CommandFlags,
 ): Promise<number> {
@@ -99,9 +160,18 @@ async function exportEntries(
   return 0;
 }
 
-/** The audit feature's commands: `audit verify` and `audit export`. */
-export const auditCommands: CommandSpec<AuditChainService>[] = [
-  { name: "audit verify", usage: "[--account ID] [--json]   Check audit hash chains", run: verify },
+/** The audit feature's commands: `audit verify`, `audit anchor` and `audit export`. */
+export const auditCommands: CommandSpec<AuditCommandDeps>[] = [
+  {
+    name: "audit verify",
+    usage: "[--account ID] [--anchor FILE] [--json]   Check audit hash chains (and an anchor)",
+    run: verify,
+  },
+  {
+    name: "audit anchor",
+    usage: "[--account ID] [--out FILE] [--json]   Write a signed anchor of the chain heads",
+    run: anchor,
+  },
   {
     name: "audit export",
     usage: "--since DATE [--account ID] [--out FILE]   Audit entries as JSON Lines",

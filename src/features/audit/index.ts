@@ -3,6 +3,7 @@
  * (`GET /v1/logentry/search/`), chain verification and export (`ferry audit verify|export`), and
  * retention (AUDIT_RETENTION_DAYS).
  */
+import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Database } from "../../db/database.js";
 import { handleJob } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
@@ -12,6 +13,7 @@ import { auditCommands } from "./audit.commands.js";
 import { auditRoutes } from "./audit.routes.js";
 import { AuditService } from "./audit.service.js";
 import { AuditWriter } from "./audit.writer.js";
+import { AuditAnchorService } from "./audit-anchor.service.js";
 import { AuditChainService } from "./audit-chain.service.js";
 import { AuditRetentionJob, AuditRetentionService } from "./audit-retention.service.js";
 
@@ -24,6 +26,7 @@ export interface AuditLog {
   readonly writer: AuditWriter;
   readonly search: AuditService;
   readonly chain: AuditChainService;
+  readonly anchors: AuditAnchorService;
   readonly retention: AuditRetentionService;
 }
 
@@ -32,6 +35,7 @@ export function createAuditFeature(deps: {
   database: Database;
   clock: Clock;
   jobs: JobQueue;
+  keyRing: KeyRing;
   retentionDays: number;
 }): Feature<AuditLog> {
   const { database, clock, jobs } = deps;
@@ -39,13 +43,14 @@ export function createAuditFeature(deps: {
     writer: new AuditWriter(database, clock),
     search: new AuditService(database),
     chain: new AuditChainService(database),
+    anchors: new AuditAnchorService(database, deps.keyRing, clock),
     retention: new AuditRetentionService(database, clock, jobs, deps.retentionDays),
   };
   return {
     service,
     routes: [auditRoutes(service.search)],
     jobs: [handleJob(AuditRetentionJob, (_payload, job) => service.retention.runJob(job.id))],
-    commands: bindCommands(auditCommands, service.chain),
+    commands: bindCommands(auditCommands, { chain: service.chain, anchors: service.anchors }),
     scheduleRecurringJobs: () => service.retention.ensureScheduled(),
   };
 }

@@ -98,6 +98,7 @@ export function authRoutes(deps: {
     app.get(
       "/v1/account/",
       {
+        config: { anyScope: true },
         schema: {
           tags: ["auth"],
           summary: "The account and application the token acts for (Ferry extension)",

@@ -185,7 +185,7 @@ export class AuthService {
 
   /** token_refresh: a valid token whose orig_iat is within the refresh window gets a new token with a new exp. */
   async refreshToken(token: unknown): Promise<string> {
-    const claims = await this.verifyToken(token);
+    const claims = await this.verifySignature(token);
     const nowSec = Math.floor(this.clock.now().getTime() / 1000);
     if (nowSec - claims.orig_iat > this.config.TOKEN_REFRESH_WINDOW_SECONDS) {
       throw new AppError("AUTHENTICATION_FAILURE", "Refresh has expired.");
@@ -199,8 +199,18 @@ export class AuthService {
     });
   }
 
-  /** token_verify / every API call: checks signature (HS256, kid from the ring), expiry and shape. */
+  /**
+   * token_verify: a token is valid only while its application is active, as for every API call
+   * (401 for a revoked or deleted application, like a bad signature).
+   */
   async verifyToken(token: unknown): Promise<TokenClaims> {
+    const claims = await this.verifySignature(token);
+    await this.requireActiveApplication(claims);
+    return claims;
+  }
+
+  /** Checks signature (HS256, kid from the ring), expiry and shape; not the application. */
+  private async verifySignature(token: unknown): Promise<TokenClaims> {
     if (typeof token !== "string" || token === "") {
       throw new ValidationError({ token: ["This field is required."] });
     }
@@ -241,7 +251,7 @@ export class AuthService {
 
   /** Resolves the caller of an API request from its token; 401 when invalid or the application is revoked. */
   async authenticate(token: string): Promise<AuthContext> {
-    const claims = await this.verifyToken(token);
+    const claims = await this.verifySignature(token);
     const app = await this.requireActiveApplication(claims);
     return { accountId: app.account_id, applicationId: app.id, scopes: app.scopes };
   }

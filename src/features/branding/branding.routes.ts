@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { requireAuth } from "../../http/auth.js";
+import { refuseNul } from "../../http/nul-bytes.js";
 import { authErrors, errorResponses, jwtSecurity, NoContent } from "../../http/openapi.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
@@ -78,8 +79,11 @@ async function readBrandingBody(request: FastifyRequest): Promise<BrandingInput>
           const bytes = await part.toBuffer();
           fields[part.fieldname] = part.fieldname === "css" ? bytes.toString("utf8") : bytes;
         } else fields[part.fieldname] = part.value;
+        refuseNul(part.fieldname, "non_field_errors");
+        refuseNul(fields[part.fieldname], part.fieldname);
       }
     } catch (err) {
+      if (err instanceof AppError) throw err;
       const code = (err as { code?: string }).code ?? "";
       if (/LIMIT|TOO_LARGE/.test(code))
         throw new AppError("PAYLOAD_TOO_LARGE", "The stylesheet or logo is too large.");

@@ -6,7 +6,7 @@ import { authErrors, errorResponses, IdParams, jwtSecurity } from "../../http/op
 import { notFound } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { callMeta } from "../media/index.js";
-import { type ContainerSandbox, MAX_SANDBOX_BYTES } from "./container-sandbox.service.js";
+import type { ContainerSandbox } from "./container-sandbox.service.js";
 import {
   ContainerSchema,
   PullFeatureSchema,
@@ -88,7 +88,8 @@ export function containerSandboxRoutes(sandbox: ContainerSandbox, config: Config
           tags,
           summary:
             "Complete a feature as its recipient would: a pull receives files and is submitted, a push is downloaded",
-          description: `At most ${MAX_SANDBOX_BYTES} bytes of files are generated per call, as they are stored. The container must have been sent.`,
+          description:
+            "At most SANDBOX_MAX_GENERATED_BYTES (default 20 MiB) of files per call, all checked before any is stored and generated in pieces as they are stored. The container must have been sent.",
           security: jwtSecurity,
           params: IdParams,
           body: SandboxFilesInput,

@@ -12,9 +12,6 @@ import { itemsOfContainer, recipientsOf } from "./containers.repository.js";
 import type { ContainersService } from "./containers.service.js";
 import type { FeaturesService } from "./features.service.js";
 
-/** Total bytes one sandbox completion may generate, so a test helper cannot hold the server. */
-export const MAX_SANDBOX_BYTES = 20 * 1024 * 1024;
-
 /** Deterministic file content of `size` bytes, generated in 64 KiB pieces as it is read. */
 function generated(name: string, size: number): Readable {
   const line = Buffer.from(`Sandbox file ${name}. `);
@@ -28,7 +25,8 @@ function generated(name: string, size: number): Readable {
       const piece = Buffer.alloc(Math.min(left, 64 * 1024));
       for (let i = 0; i < piece.length; i++) piece[i] = line[i % line.length]!;
       left -= piece.length;
-      this.push(piece);
+      // Pushed on the next turn: a store that reads synchronously still lets requests through.
+      setImmediate(() => this.push(piece));
     },
   });
 }
@@ -47,7 +45,8 @@ interface SandboxFile {
   size: number;
 }
 
-function readFiles(body: Body): SandboxFile[] {
+/** The files of a completion, all checked (sizes within `maxTotalBytes` together) before any is stored. */
+function readFiles(body: Body, maxTotalBytes: number): SandboxFile[] {
   const raw = body.files ?? [];
   if (!Array.isArray(raw)) throw ValidationError.field("files", "Expected a list of files.");
   let total = 0;
@@ -60,8 +59,11 @@ function readFiles(body: Body): SandboxFile[] {
       throw ValidationError.field(`files.${i}.bytes`, "A valid non-negative integer is required.");
     }
     total += size;
-    if (total > MAX_SANDBOX_BYTES) {
-      throw ValidationError.field("files", `At most ${MAX_SANDBOX_BYTES} bytes of files per call.`);
+    if (total > maxTotalBytes) {
+      throw ValidationError.field(
+        "files",
+        `At most ${maxTotalBytes} bytes of files per call (SANDBOX_MAX_GENERATED_BYTES).`,
+      );
     }
     const contentType =
       typeof file.content_type === "string" ? file.content_type : "application/octet-stream";
@@ -127,7 +129,7 @@ export class ContainerSandbox {
   async completeFeature(auth: AuthContext, rawId: string, raw: unknown, meta: CallMeta) {
     const { deps } = this;
     const body = requireObjectBody(raw);
-    const files = readFiles(body);
+    const files = readFiles(body, deps.config.SANDBOX_MAX_GENERATED_BYTES);
     const { db } = deps.database;
     const feature = await findFeature(db, auth.accountId, pathId(rawId, "Feature"));
     if (!feature) throw notFound("Feature");

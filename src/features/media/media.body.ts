@@ -6,6 +6,7 @@
 import { Readable } from "node:stream";
 import type { Multipart as MultipartPart } from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError } from "../../shared/errors.js";
 import type { UploadPart } from "./media.context.js";
 
@@ -53,7 +54,13 @@ export function registerRawFormParser(
     });
     payload.on("end", () => {
       if (failed) return;
-      done(null, parseFormBytes(Buffer.concat(pieces)));
+      try {
+        const form = parseFormBytes(Buffer.concat(pieces));
+        refuseNul(form.fields);
+        done(null, form);
+      } catch (err) {
+        done(err as Error, undefined);
+      }
     });
   });
 }
@@ -136,7 +143,9 @@ async function* multipartParts(request: FastifyRequest, limits: UploadLimits): A
     }
     if (next.done) return;
     const part = next.value;
+    refuseNul(part.fieldname, "non_field_errors");
     if (part.type === "file") {
+      refuseNul(part.filename, part.fieldname);
       yield {
         kind: "file",
         field: part.fieldname,
@@ -145,7 +154,9 @@ async function* multipartParts(request: FastifyRequest, limits: UploadLimits): A
         mimetype: part.mimetype,
       };
     } else {
-      yield { kind: "field", name: part.fieldname, value: String(part.value ?? "") };
+      const value = String(part.value ?? "");
+      refuseNul(value, part.fieldname);
+      yield { kind: "field", name: part.fieldname, value };
     }
   }
 }

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
 import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
-import { notFound, unprocessable } from "../../shared/errors.js";
+import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { parseId } from "../../shared/ids.js";
 import type { LifecycleService } from "../lifecycle/index.js";
@@ -35,21 +35,64 @@ const CompleteBody = Type.Object({
   files: Type.Optional(Type.Array(GeneratedFile, { maxItems: 10 })),
 });
 
-/** Deterministic bytes for a generated file: SHA-256 counter stream seeded by the name. */
-function generatedBytes(name: string, size: number): Buffer {
-  const out = Buffer.alloc(size);
-  let offset = 0;
-  for (let i = 0; offset < size; i++) {
-    const block = createHash("sha256").update(`${name}:${i}`).digest();
-    offset += block.copy(out, offset);
-  }
-  return out;
+/** Bytes generated per read: the event loop gets a turn between pieces as they are stored. */
+const GENERATED_PIECE = 64 * 1024;
+
+/**
+ * Deterministic bytes for a generated file (SHA-256 counter stream seeded by the name), produced
+ * in 64 KiB pieces as the store reads them, never as one buffer.
+ */
+function generatedStream(name: string, size: number): Readable {
+  let block = 0;
+  let left = size;
+  return new Readable({
+    read() {
+      if (left <= 0) {
+        this.push(null);
+        return;
+      }
+      const piece = Buffer.alloc(Math.min(left, GENERATED_PIECE));
+      for (let offset = 0; offset < piece.length; block++) {
+        offset += createHash("sha256").update(`${name}:${block}`).digest().copy(piece, offset);
+      }
+      left -= piece.length;
+      // Pushed on the next turn: a store that reads synchronously still lets requests through.
+      setImmediate(() => this.push(piece));
+    },
+  });
 }
 
-async function* filePieces(name: string, contentType: string, body: Buffer): AsyncGenerator<UploadPiece> {
+async function* filePieces(name: string, contentType: string, body: Readable): AsyncGenerator<UploadPiece> {
   yield { kind: "field", name: "name", value: name };
   yield { kind: "field", name: "content_type", value: contentType };
-  yield { kind: "file", field: "file", stream: Readable.from([body]), filename: name, mimetype: contentType };
+  yield { kind: "file", field: "file", stream: body, filename: name, mimetype: contentType };
+}
+
+/**
+ * The size of each file a completion sends, checked before any is stored (so a refused file never
+ * leaves the ones before it stored): each within the request's and the deployment's file limit,
+ * all together within SANDBOX_MAX_GENERATED_BYTES.
+ */
+function checkedSizes(
+  files: { content?: string; bytes?: number }[],
+  maxFileBytes: number,
+  maxTotalBytes: number,
+): number[] {
+  let total = 0;
+  const problems: Record<string, string[]> = {};
+  const sizes = files.map((file, i) => {
+    const size = file.content !== undefined ? Buffer.byteLength(file.content, "utf8") : (file.bytes ?? 1024);
+    if (size > maxFileBytes)
+      problems[`files.${i}`] = [`The file is larger than the request's limit of ${maxFileBytes} bytes.`];
+    total += size;
+    return size;
+  });
+  if (total > maxTotalBytes)
+    problems.files = [
+      `At most ${maxTotalBytes} bytes of files per call (SANDBOX_MAX_GENERATED_BYTES); these add up to ${total}.`,
+    ];
+  if (Object.keys(problems).length) throw new ValidationError(problems);
+  return sizes;
 }
 
 /**
@@ -113,14 +156,17 @@ export function sandboxRecipientRoutes(deps: {
         if (view.type !== "pull") throw unprocessable("Only a pull request is completed by its recipient.");
         if (view.is_draft || view.complete) throw unprocessable("The request is not open.");
         const media = recipient.media;
-        for (const file of body.files ?? []) {
-          const bytes =
+        const files = body.files ?? [];
+        const maxFileBytes = Math.min(config.MAX_FILE_BYTES, view.max_file_bytes || Number.MAX_SAFE_INTEGER);
+        const sizes = checkedSizes(files, maxFileBytes, config.SANDBOX_MAX_GENERATED_BYTES);
+        for (const [i, file] of files.entries()) {
+          const stream =
             file.content !== undefined
-              ? Buffer.from(file.content, "utf8")
-              : generatedBytes(file.name, file.bytes ?? 1024);
+              ? Readable.from([Buffer.from(file.content, "utf8")], { objectMode: false })
+              : generatedStream(file.name, sizes[i]!);
           await media.createUpload(
             id,
-            filePieces(file.name, file.content_type ?? "application/octet-stream", bytes),
+            filePieces(file.name, file.content_type ?? "application/octet-stream", stream),
             {
               ip: request.ip,
               method: request.method,

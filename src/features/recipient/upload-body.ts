@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { UploadPiece } from "./recipient.service.js";
 import type { UploadRules } from "./views/pages.js";
@@ -46,7 +47,9 @@ export async function* uploadPieces(
   const fields: Record<string, string> = {};
   try {
     for await (const part of request.parts({ limits: { fileSize: rules.chunkBytes, files: 1 } })) {
+      refuseNul(part.fieldname, "non_field_errors");
       if (part.type !== "file") {
+        refuseNul(String(part.value), part.fieldname);
         // The declared size is `size` here: a `total_bytes` of the client's own is not the page's.
         if (part.fieldname === "total_bytes") continue;
         fields[part.fieldname] = String(part.value);
@@ -55,6 +58,7 @@ export async function* uploadPieces(
           yield { kind: "field", name: "total_bytes", value: String(part.value) };
         continue;
       }
+      refuseNul(part.filename, part.fieldname);
       if (first) checkFirstChunk(fields, rules);
       yield {
         kind: "file",
