@@ -9,6 +9,7 @@ import {
 import {
   callbackEvents,
   createRequest as createRequestWithContacts,
+  runJobsOf,
   runNotificationJobs,
   sendNotification,
 } from "../../../test/helpers/notifications.js";
@@ -34,6 +35,12 @@ async function createRequest(fields: Record<string, unknown>, who = owner): Prom
     payload: fields,
   });
   expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+async function getRequest(id: number): Promise<Json> {
+  const res = await t.app.inject({ method: "GET", url: `/v1/request/${id}/`, headers: owner.headers });
+  expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
 
@@ -333,12 +340,39 @@ describe("pull page", () => {
     });
   });
 
-  it("refuses Submit while a file is still uploading (422)", async () => {
-    const { b } = await openPull();
+  it("refuses Submit while a file is still uploading, redirecting back to the page (PRG)", async () => {
+    const { req, b } = await openPull();
     await sendChunk(b, 1);
     const res = await b.post("submit", { receiver_message: "done" });
-    expect(res.statusCode).toBe(422);
-    expect(res.body).toContain("Some files are still uploading");
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`${b.base}?error=uploading#submit-form`);
+    const page = await b.get("?error=uploading");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("Some files are still uploading, or an earlier upload is unfinished.");
+    expect((await getRequest(req.id)).complete).toBe(false);
+  });
+
+  it("asks for a confirmation before submitting without any file", async () => {
+    const { req, b, page } = await openPull();
+    expect(page.body).toMatch(/<div class="fy-field fy-check" id="confirm-empty">/);
+    const refused = await b.post("submit", { receiver_message: "nothing to send" });
+    expect(refused.statusCode).toBe(303);
+    expect(refused.headers.location).toBe(`${b.base}?error=empty#submit-form`);
+    expect((await getRequest(req.id)).complete).toBe(false);
+    const again = await b.get("?error=empty");
+    expect(again.body).toContain("You have not uploaded any file.");
+    expect(again.body).toContain("No file was uploaded: tick this box to confirm that you send none.");
+    const confirmed = await b.post("submit", { receiver_message: "nothing to send", confirm_empty: "1" });
+    expect(confirmed.statusCode).toBe(303);
+    expect(confirmed.headers.location).toBe(b.base);
+    expect(await getRequest(req.id)).toMatchObject({ complete: true, receiver_message: "nothing to send" });
+  });
+
+  it("ignores an unknown refusal in the page address", async () => {
+    const { b } = await openPull();
+    const page = await b.get("?error=%3Cscript%3E");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain('id="submit-error"');
   });
 
   it("makes a file available once its last chunk arrives", async () => {
@@ -427,6 +461,92 @@ describe("pull page", () => {
       code: "NOT_AUTHORIZED",
       detail: "The form expired or did not come from this page. Reload the page and try again.",
     });
+  });
+});
+
+describe("removing an upload before Submit", () => {
+  /** The blob keys of a media's stored parts. */
+  async function blobKeys(mediaId: number): Promise<string[]> {
+    const rows = await t.ferry.database.db
+      .selectFrom("media_parts")
+      .select("blob_key")
+      .where("media_id", "=", mediaId)
+      .execute();
+    return rows.map((r) => r.blob_key);
+  }
+
+  function remove(b: Browser, mediaId: number | string, csrf = b.csrf) {
+    return t.app.inject({
+      method: "DELETE",
+      url: `${b.base}uploads/${mediaId}`,
+      headers: { ...b.header(), "x-csrf-token": csrf },
+    });
+  }
+
+  it("removes a finished file: listed no more, its blobs destroyed, ABA-0020 written", async () => {
+    const { req, b } = await openPull();
+    const mediaId = await uploadFile(b);
+    const keys = await blobKeys(mediaId);
+    expect(keys.length).toBe(3);
+    for (const key of keys) expect(await t.ferry.blobStore.exists(key)).toBe(true);
+    const res = await remove(b, mediaId);
+    expect(res.statusCode, res.body).toBe(204);
+    const list = await b.get("uploads", { "x-csrf-token": b.csrf });
+    expect(list.json().files).toEqual([]);
+    expect(await blobKeys(mediaId)).toEqual([]);
+    await runJobsOf(t, "blobs.delete");
+    for (const key of keys) expect(await t.ferry.blobStore.exists(key)).toBe(false);
+    const entry = await t.ferry.database.db
+      .selectFrom("audit_entries")
+      .select(["code", "value", "path"])
+      .where("related_model", "=", "media")
+      .where("relation_key", "=", String(mediaId))
+      .where("code", "=", "ABA-0020")
+      .executeTakeFirst();
+    expect(entry).toMatchObject({ value: `removed by recipient (request ${req.id})` });
+    expect(entry?.path).not.toContain(req.identifier);
+    expect(await auditCodes(req.id)).toContain("AAA-0011");
+    // Nothing left: Submit asks for the empty confirmation again.
+    expect((await b.post("submit", {})).headers.location).toBe(`${b.base}?error=empty#submit-form`);
+  });
+
+  it("removes an unfinished upload, so Submit is no longer refused for it", async () => {
+    const { req, b } = await openPull();
+    const first = await sendChunk(b, 1);
+    const mediaId = first.json().id as number;
+    expect((await remove(b, mediaId)).statusCode).toBe(204);
+    expect((await sendChunk(b, 2, mediaId)).statusCode).toBe(404);
+    const other = await uploadFile(b);
+    const submitted = await b.post("submit", {});
+    expect(submitted.headers.location).toBe(b.base);
+    expect((await getRequest(req.id)).complete).toBe(true);
+    expect((await t.ferry.media.rowsOfRequest(req.id)).map((m) => m.id)).toEqual([other]);
+  });
+
+  it("answers 404 for unknown ids, another request's file and a removed one", async () => {
+    const { b } = await openPull();
+    const { b: stranger } = await openPull();
+    const theirs = await uploadFile(stranger);
+    expect((await remove(b, theirs)).statusCode).toBe(404);
+    expect((await remove(b, 999999999)).statusCode).toBe(404);
+    expect((await remove(b, "abc")).statusCode).toBe(404);
+    const mine = await uploadFile(b);
+    expect((await remove(b, mine)).statusCode).toBe(204);
+    expect((await remove(b, mine)).statusCode).toBe(404);
+    // The stranger's file is untouched.
+    expect((await stranger.get("uploads", { "x-csrf-token": stranger.csrf })).json().files).toHaveLength(1);
+  });
+
+  it("refuses a removal without the CSRF header (403) and once the request is complete (422)", async () => {
+    const { b } = await openPull();
+    const mediaId = await uploadFile(b);
+    const forged = await remove(b, mediaId, "forged.token");
+    expect(forged.statusCode).toBe(403);
+    expect(forged.json()).toMatchObject({ code: "NOT_AUTHORIZED" });
+    expect((await b.post("submit", {})).headers.location).toBe(b.base);
+    const late = await remove(b, mediaId);
+    expect(late.statusCode).toBe(422);
+    expect(await blobKeys(mediaId)).toHaveLength(3);
   });
 });
 

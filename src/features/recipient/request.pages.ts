@@ -1,7 +1,12 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Router } from "../../shared/feature.js";
-import type { RecipientContext, RecipientService } from "./recipient.service.js";
+import {
+  type RecipientContext,
+  type RecipientService,
+  SUBMIT_REFUSALS,
+  type SubmitRefusal,
+} from "./recipient.service.js";
 import { htmlResponse, IdentifierParams, pagePath, sendPage } from "./recipient-http.js";
 import type { LinkRequest, RecipientSession } from "./recipient-session.js";
 import { type TwoFactorService, tfaSubjectOfRequest } from "./two-factor.service.js";
@@ -20,6 +25,8 @@ interface PageExtras {
   status?: number;
   error?: string | undefined;
   receiverMessage?: string;
+  /** Submit was refused for want of a file: the page asks for the confirmation. */
+  emptyRefused?: boolean;
 }
 
 /**
@@ -102,6 +109,7 @@ export async function renderRequestPage(
           received: await recipient.files(ctx),
           rules: recipient.uploadRules(ctx),
           error: extra.error,
+          emptyRefused: extra.emptyRefused ?? false,
           receiverMessage: extra.receiverMessage,
         }),
       );
@@ -122,7 +130,10 @@ export async function registerRequestPage(app: Router, deps: PageDeps): Promise<
         summary:
           "Recipient page: push files, pull uploader, two-factor step, completed or expired page (HTML)",
         params: IdentifierParams,
-        querystring: Type.Object({ notice: Type.Optional(Type.String()) }),
+        querystring: Type.Object({
+          notice: Type.Optional(Type.String()),
+          error: Type.Optional(Type.String({ description: "Why the last Submit was refused (pull page)." })),
+        }),
         response: {
           200: htmlResponse("The page."),
           404: htmlResponse("Unknown, deleted or foreign link (one page for all)."),
@@ -134,7 +145,16 @@ export async function registerRequestPage(app: Router, deps: PageDeps): Promise<
       const ctx = await deps.session.load(request, reply);
       if (!ctx) return reply;
       const notice: TfaNotice | undefined = request.query.notice === "sent" ? { kind: "sent" } : undefined;
-      return renderRequestPage(deps, request, reply, ctx, { notice });
+      const refusal = request.query.error;
+      const error =
+        refusal && Object.hasOwn(SUBMIT_REFUSALS, refusal)
+          ? SUBMIT_REFUSALS[refusal as SubmitRefusal]
+          : undefined;
+      return renderRequestPage(deps, request, reply, ctx, {
+        notice,
+        error,
+        emptyRefused: refusal === "empty",
+      });
     },
   );
 }

@@ -250,6 +250,8 @@ export function PullPage(props: {
   received: FileView[];
   rules: UploadRules;
   error?: string | undefined;
+  /** The last Submit was refused for want of a file. */
+  emptyRefused?: boolean;
   receiverMessage?: string | undefined;
 }): VNode {
   const base = `/r/${encodeURIComponent(props.identifier)}/`;
@@ -272,7 +274,7 @@ export function PullPage(props: {
       <h1>{props.card.name ? `${props.card.name} asks you for files` : "Upload files"}</h1>
       <RequesterCard card={props.card} heading="Requested by" />
       <MessageCard message={props.message} heading="Message" />
-      {props.error ? <Alert kind="error" text={props.error} /> : null}
+      {props.error ? <Alert kind="error" text={props.error} id="submit-error" /> : null}
       <section class="fy-card" aria-labelledby="upload-heading">
         <h2 id="upload-heading">Your files</h2>
         <p class="fy-hint" id="upload-rules">
@@ -329,6 +331,21 @@ export function PullPage(props: {
           <textarea id="receiver-message" class="fy-textarea" name="receiver_message" maxLength={10000}>
             {props.receiverMessage ?? ""}
           </textarea>
+        </div>
+        <div class="fy-field fy-check" id="confirm-empty" hidden={props.received.length > 0}>
+          <input
+            id="confirm-empty-input"
+            type="checkbox"
+            name="confirm_empty"
+            value="1"
+            aria-describedby="confirm-empty-hint"
+          />
+          <label for="confirm-empty-input">Submit without files</label>
+          <p class="fy-hint" id="confirm-empty-hint">
+            {props.emptyRefused
+              ? "No file was uploaded: tick this box to confirm that you send none."
+              : "No file is uploaded yet. Tick this box only if you have nothing to send."}
+          </p>
         </div>
         <div class="fy-actions">
           <button type="submit" class="fy-button" id="submit-button">
