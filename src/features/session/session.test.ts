@@ -397,6 +397,49 @@ describe("uploads and submit", () => {
     expect(foreign.statusCode).toBe(404);
   });
 
+  it("removes the recipient's own file before Submit, finished or not, with its stored parts", async () => {
+    const { pull, ana, ben } = await p2Session();
+    const { b } = await open(ana);
+    const done = await upload(b, pull.id, "wrong.pdf", Buffer.alloc(3000, 1));
+    const started = await b.chunk(
+      "POST",
+      `features/${pull.id}/uploads`,
+      { name: "half.pdf", size: String(CHUNK + 5), total_chunks: "2", current_chunk: "1" },
+      Buffer.alloc(CHUNK, 2),
+    );
+    const half = started.json().id as number;
+    // Another recipient, a forged token and unknown ids remove nothing.
+    const other = await open(ben);
+    expect((await other.b.json("DELETE", `features/${pull.id}/uploads/${done}`)).statusCode).toBe(404);
+    expect((await b.json("DELETE", `features/${pull.id}/uploads/999999999`)).statusCode).toBe(404);
+    const token = b.csrf;
+    b.csrf = "forged.token";
+    expect((await b.json("DELETE", `features/${pull.id}/uploads/${done}`)).statusCode).toBe(403);
+    b.csrf = token;
+    for (const id of [done, half]) {
+      const res = await b.json("DELETE", `features/${pull.id}/uploads/${id}`);
+      expect(res.statusCode, res.body).toBe(204);
+      expect((await h.call("GET", `/v1/media/${id}/`)).statusCode).toBe(404);
+    }
+    const parts = await h.t.ferry.database.db
+      .selectFrom("media_parts")
+      .select("media_id")
+      .where("media_id", "in", [done, half])
+      .execute();
+    expect(parts).toEqual([]);
+    expect((await b.json("GET", `features/${pull.id}/uploads`)).json().files).toEqual([]);
+    const removed = await h.t.ferry.database.db
+      .selectFrom("audit_entries")
+      .select("relation_key")
+      .where("code", "=", "ABA-0020")
+      .where("related_model", "=", "media")
+      .where("relation_key", "in", [String(done), String(half)])
+      .execute();
+    expect(removed).toHaveLength(2);
+    // Nothing left: Submit asks for the empty confirmation.
+    expect((await b.post(`features/${pull.id}/submit`, {})).statusCode).toBe(422);
+  });
+
   it("refuses uploads and submits without the CSRF token", async () => {
     const { pull, ana } = await p2Session();
     const { b } = await open(ana);
