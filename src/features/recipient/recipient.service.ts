@@ -235,6 +235,11 @@ export class RecipientService {
     };
   }
 
+  /** The clock's time (what "expires in 14 days" counts from). */
+  now(): Date {
+    return this.deps.clock.now();
+  }
+
   /** True when a pull request still accepts files. */
   acceptsUploads(ctx: RecipientContext): boolean {
     return acceptsUploads(ctx.request, this.deps.clock.now());

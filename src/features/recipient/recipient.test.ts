@@ -6,6 +6,7 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import { buildMedia, buildPushRequest, sendDraft } from "../../../test/helpers/factories.js";
 import {
   callbackEvents,
   createRequest as createRequestWithContacts,
@@ -13,6 +14,7 @@ import {
   runNotificationJobs,
   sendNotification,
 } from "../../../test/helpers/notifications.js";
+import { unzip } from "../../../test/helpers/zip.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON response bodies are read loosely in tests.
 type Json = Record<string, any>;
@@ -88,6 +90,15 @@ class Browser {
     });
     this.keep(res);
     return res;
+  }
+
+  /** POSTs a form, expects the redirect back to the page (PRG) and returns the page it leads to. */
+  async postAndFollow(path: string, form: Record<string, string>) {
+    const post = await this.post(path, form);
+    expect(post.statusCode, post.body).toBe(303);
+    const location = String(post.headers.location);
+    expect(location.startsWith(this.base)).toBe(true);
+    return { post, page: await this.get(location.slice(this.base.length)) };
   }
 
   async chunk(method: "POST" | "PUT", fields: Record<string, string>, bytes: Buffer, mediaId?: number) {
@@ -647,16 +658,18 @@ describe("two-factor", () => {
       String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"),
     );
     const answers = await Promise.all(guesses.map((g) => b.post("tfa/verify", { code: g })));
-    expect(answers.filter((r) => r.body.includes("That code is not correct.")).length).toBeLessThanOrEqual(4);
+    expect(
+      answers.filter((r) => String(r.headers.location).includes("notice=wrong")).length,
+    ).toBeLessThanOrEqual(4);
     const row = await t.ferry.database.db
       .selectFrom("recipient_tfa_codes")
       .select("attempts")
       .where("request_id", "=", req.id as number)
       .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(5);
-    const right = await b.post("tfa/verify", { code });
-    expect(right.statusCode).toBe(400);
-    expect(right.body).toContain("this code is locked");
+    const right = await b.postAndFollow("tfa/verify", { code });
+    expect(right.post.headers.location).toBe(`${b.base}?notice=locked`);
+    expect(right.page.body).toContain("this code is locked");
   });
 
   it("shows the masked phone number instead of the uploader", async () => {
@@ -691,9 +704,9 @@ describe("two-factor", () => {
     const { b } = await openSmsPull("+15555554568");
     const code = await sendCode(b, "+15555554568");
     for (let i = 1; i <= 4; i++) {
-      const res = await b.post("tfa/verify", { code: wrongCode(code) });
-      expect(res.statusCode).toBe(400);
-      expect(res.body).toContain(
+      const res = await b.postAndFollow("tfa/verify", { code: wrongCode(code) });
+      expect(res.post.headers.location).toBe(`${b.base}?notice=wrong&left=${5 - i}`);
+      expect(res.page.body).toContain(
         `That code is not correct. ${5 - i} ${5 - i === 1 ? "attempt" : "attempts"} left.`,
       );
     }
@@ -703,11 +716,12 @@ describe("two-factor", () => {
     const { b } = await openSmsPull("+15555554569");
     const code = await sendCode(b, "+15555554569");
     for (let i = 1; i <= 4; i++) await b.post("tfa/verify", { code: wrongCode(code) });
-    const fifth = await b.post("tfa/verify", { code: wrongCode(code) });
-    expect(fifth.body).toContain("Too many wrong codes: this code is locked. Send a new code to try again.");
-    const lockedRight = await b.post("tfa/verify", { code });
-    expect(lockedRight.statusCode).toBe(400);
-    expect(lockedRight.body).toContain("this code is locked");
+    const fifth = await b.postAndFollow("tfa/verify", { code: wrongCode(code) });
+    expect(fifth.page.body).toContain(
+      "Too many wrong codes: this code is locked. Send a new code to try again.",
+    );
+    const lockedRight = await b.postAndFollow("tfa/verify", { code });
+    expect(lockedRight.page.body).toContain("this code is locked");
     expect(b.cookies.has("ferry_tfa")).toBe(false);
   });
 
@@ -760,9 +774,9 @@ describe("two-factor", () => {
     const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "jane@example.com" });
     const code = await sendCode(b, "jane@example.com");
     t.clock.advance(10 * 60_000 + 1000);
-    const expired = await b.post("tfa/verify", { code });
-    expect(expired.statusCode).toBe(400);
-    expect(expired.body).toContain("This code has expired. Send a new code.");
+    const expired = await b.postAndFollow("tfa/verify", { code });
+    expect(expired.post.headers.location).toBe(`${b.base}?notice=expired`);
+    expect(expired.page.body).toContain("This code has expired. Send a new code.");
   });
 
   it("refuses a code sent for another request", async () => {
@@ -771,18 +785,29 @@ describe("two-factor", () => {
     const otherCode = await sendCode(ob, "other@example.com");
     const mine = await sendCode(b, "mine@example.com");
     if (otherCode !== mine) {
-      const foreign = await b.post("tfa/verify", { code: otherCode });
-      expect(foreign.body).toContain("That code is not correct.");
+      const foreign = await b.postAndFollow("tfa/verify", { code: otherCode });
+      expect(foreign.page.body).toContain("That code is not correct.");
     }
   });
 
-  it("refuses a fourth code within 15 minutes with 429 and Retry-After", async () => {
+  it("refuses a fourth code within 15 minutes, redirecting with Retry-After to the page that says so", async () => {
     const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "limit@example.com" });
     for (let i = 0; i < 3; i++) await b.post("tfa/send", {});
-    const limited = await b.post("tfa/send", {});
-    expect(limited.statusCode).toBe(429);
-    expect(limited.body).toContain("Too many codes were sent. You can request a new code in");
-    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    const limited = await b.postAndFollow("tfa/send", {});
+    expect(limited.post.headers.location).toBe(`${b.base}?notice=send_limit`);
+    expect(Number(limited.post.headers["retry-after"])).toBeGreaterThan(0);
+    expect(limited.page.body).toContain(
+      "Too many codes were sent. You can request a new code in 15 minutes.",
+    );
+  });
+
+  it("ignores a forged notice in the page address", async () => {
+    const { b } = await openSmsPull("+15555554575");
+    for (const query of ["?notice=wrong&left=abc", "?notice=%3Cb%3E", "?notice=send_limit"]) {
+      const page = await b.get(query);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).not.toContain('id="tfa-notice"');
+    }
   });
 });
 
@@ -793,6 +818,60 @@ describe("push page and states", () => {
     expect(live.statusCode).toBe(200);
     expect(live.body).toContain("SANDBOX");
     expect(live.body).toContain("Files (0)");
+  });
+
+  it("sums up the files and offers them all as one zip, each counted as a download", async () => {
+    const draft = await buildPushRequest(t, owner, { expires_at: undefined });
+    const contents = { "report.pdf": Buffer.from("%PDF-1.4 report"), "photo.jpg": Buffer.alloc(1500, 9) };
+    for (const [name, data] of Object.entries(contents))
+      await buildMedia(t, owner, {
+        request: draft.id,
+        name,
+        data,
+        content_type: name.endsWith(".pdf") ? "application/pdf" : "image/jpeg",
+      });
+    const req = await sendDraft(t, owner, draft.id);
+    const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
+    expect(page.body).toMatch(
+      /<p class="fy-summary" id="files-summary">2 files · 1.5 KB( · expires in \d+ days)?<\/p>/,
+    );
+    expect(page.body).toContain("15 B · PDF document");
+    expect(page.body).toContain("1.5 KB · JPEG image");
+    expect(page.body).not.toContain("application/pdf");
+    expect(page.body).toContain(`href="/r/${req.identifier}/files/zip"`);
+    const zip = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/files/zip` });
+    expect(zip.statusCode, zip.body).toBe(200);
+    expect(zip.headers["content-type"]).toBe("application/zip");
+    expect(Number(zip.headers["content-length"])).toBe(zip.rawPayload.length);
+    expect(zip.headers["content-disposition"]).toContain("Files from");
+    const entries = await unzip(zip.rawPayload);
+    expect([...entries.keys()].sort()).toEqual(["photo.jpg", "report.pdf"]);
+    for (const [name, data] of Object.entries(contents)) expect(entries.get(name)?.equals(data)).toBe(true);
+    const downloads = await t.ferry.database.db
+      .selectFrom("audit_entries")
+      .select("relation_key")
+      .where("code", "=", "ABB-0010")
+      .where("related_model", "=", "media")
+      .execute();
+    const ids = (await t.ferry.media.rowsOfRequest(req.id)).map((m) => String(m.id));
+    expect(downloads.filter((d) => ids.includes(d.relation_key))).toHaveLength(2);
+    for (const m of await t.ferry.media.rowsOfRequest(req.id)) expect(m.times_downloaded).toBe(1);
+  });
+
+  it("says a pull request expired in pull words", async () => {
+    const req = await createRequest({ type: "pull" });
+    t.clock.advance(0);
+    await t.ferry.database.db
+      .updateTable("requests")
+      .set({ is_expired: 1, complete: 1 })
+      .where("id", "=", req.id)
+      .execute();
+    const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain(
+      "It no longer accepts files. If you still need to send them, ask the requester",
+    );
+    expect(page.body).not.toContain("Contact the sender");
   });
 
   it("expires a push request through the sandbox helper", async () => {
@@ -1095,7 +1174,10 @@ describe("rate limits", () => {
     expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
     expect(page.headers["cache-control"]).toBe("no-store");
     expect(Number(page.headers["retry-after"])).toBeGreaterThan(0);
-    expect(page.body).toContain("Too many requests. Wait a minute, then reload the page.");
+    expect(page.body).toContain("<h1>Too many requests</h1>");
+    expect(page.body).toContain("Wait a minute, then reload the page.");
+    // In the pages' style, from Ferry's origin.
+    expect(page.body).toContain('<link rel="stylesheet" href="/static/recipient.css">');
   });
 
   it("answers upload calls past the limit with a 429 JSON error", async () => {

@@ -345,11 +345,15 @@ describe("uploads and submit", () => {
   it("asks for a confirmation before submitting without any file", async () => {
     const { pull, ana } = await p2Session();
     const { b } = await open(ana);
-    const first = await b.post(`features/${pull.id}/submit`, { receiver_message: "Nothing to send" });
-    expect(first.statusCode).toBe(422);
-    expect(first.body).toContain("You have not added any file.");
-    expect(first.body).toContain("Submit without files");
-    expect(first.body).toContain("Nothing to send");
+    const first = await b.postAndFollow(`features/${pull.id}/submit`, {
+      receiver_message: "Nothing to send",
+    });
+    // A refusal redirects back (PRG): a reload of the page never posts again.
+    expect(first.post.headers.location).toBe(
+      `${ana.base}?refused=empty&feature=${pull.id}#feature-${pull.id}`,
+    );
+    expect(first.page.body).toContain("You have not added any file.");
+    expect(first.page.body).toContain("Submit without files");
     expect(await featureState("/v1/module_container_pull/pull/", pull.id)).toBe("pending");
     const confirmed = await b.post(`features/${pull.id}/submit`, { confirm_empty: "1" });
     expect(confirmed.statusCode).toBe(303);
@@ -437,7 +441,9 @@ describe("uploads and submit", () => {
       .execute();
     expect(removed).toHaveLength(2);
     // Nothing left: Submit asks for the empty confirmation.
-    expect((await b.post(`features/${pull.id}/submit`, {})).statusCode).toBe(422);
+    expect((await b.post(`features/${pull.id}/submit`, {})).headers.location).toBe(
+      `${ana.base}?refused=empty&feature=${pull.id}#feature-${pull.id}`,
+    );
   });
 
   it("refuses uploads and submits without the CSRF token", async () => {
@@ -564,6 +570,17 @@ describe("auth code", () => {
     expect((await events(c.id, "session_opened")).length).toBe(1);
   });
 
+  it("answers a wrong code with a redirect back to the code step that says how many tries are left", async () => {
+    const { ana, to } = await codedSession();
+    const { b } = await open(ana);
+    await b.post("tfa/send", {});
+    const code = await capturedCode(h.t, h.owner, to);
+    const wrong = await b.postAndFollow("tfa/verify", { code: code === "000000" ? "111111" : "000000" });
+    expect(wrong.post.headers.location).toBe(`${ana.base}?notice=wrong&left=4`);
+    expect(wrong.page.body).toContain("That code is not correct. 4 attempts left.");
+    expect(wrong.page.body).not.toContain("Your contract");
+  });
+
   it("does not open another recipient's session with the cookie of one", async () => {
     const { ana, ben, to } = await codedSession();
     const { b } = await open(ana);
@@ -585,7 +602,9 @@ describe("auth code", () => {
     }
     const locked = await b.get();
     expect(locked.body).toContain("this link is locked");
-    expect((await b.post("tfa/send", {})).statusCode).toBe(403);
+    const refused = await b.postAndFollow("tfa/send", {});
+    expect(refused.post.headers.location).toBe(`${ana.base}?notice=locked_out`);
+    expect(refused.page.body).toContain("this link is locked");
     expectJson(
       await h.call("POST", `/v1/module_container/container/${c.id}/auth_code/`, { send_as: "sms", to }),
       201,

@@ -11,12 +11,13 @@ function byId<T extends HTMLElement>(id: string): T {
   return node as T;
 }
 
+localTimes();
+offlineBanner();
+
 const uploaders: Uploader[] = [];
 
 const main = document.getElementById("main");
 if (main?.dataset.identifier && document.getElementById("file-input")) {
-  const reply = document.getElementById("receiver-message") as HTMLTextAreaElement | null;
-  keepReplyDraft(reply, `ferry-reply:${main.dataset.identifier}`);
   uploaders.push(
     new Uploader(
       {
@@ -87,16 +88,19 @@ for (const card of document.querySelectorAll<HTMLElement>("[data-upload-base]"))
 }
 
 if (uploaders.length > 0) acceptDropsAnywhere(uploaders);
+for (const field of document.querySelectorAll<HTMLTextAreaElement>('form textarea[name="receiver_message"]'))
+  keepReplyDraft(field);
 
 /**
  * The reply typed before a refused Submit survives its redirect back to the page (PRG): kept in
  * this tab's sessionStorage when the form is sent, put back when the page shows a refusal.
  */
-function keepReplyDraft(field: HTMLTextAreaElement | null, key: string): void {
-  if (!field) return;
+function keepReplyDraft(field: HTMLTextAreaElement): void {
+  const key = `ferry-reply:${field.form?.getAttribute("action") ?? ""}`;
   try {
     const saved = sessionStorage.getItem(key);
-    if (saved && field.value === "" && new URLSearchParams(location.search).has("error")) field.value = saved;
+    const query = new URLSearchParams(location.search);
+    if (saved && field.value === "" && (query.has("error") || query.has("refused"))) field.value = saved;
     sessionStorage.removeItem(key);
     field.form?.addEventListener("submit", () => sessionStorage.setItem(key, field.value));
   } catch {
@@ -147,4 +151,31 @@ function acceptDropsAnywhere(list: Uploader[]): void {
     stop();
     if (over) over.add(Array.from(e.dataTransfer?.files ?? []));
   });
+}
+
+/** Dates rendered in UTC by the server, shown in the reader's own time zone (the UTC text stays as a tooltip). */
+function localTimes(): void {
+  const format = new Intl.DateTimeFormat(undefined, { dateStyle: "long", timeStyle: "short" });
+  for (const node of document.querySelectorAll<HTMLTimeElement>("time[datetime]")) {
+    const date = new Date(node.dateTime);
+    if (Number.isNaN(date.getTime())) continue;
+    node.title = node.textContent ?? "";
+    node.textContent = format.format(date);
+  }
+}
+
+/** A banner while the browser is offline; uploads wait and continue once it is back. */
+function offlineBanner(): void {
+  const banner = document.createElement("p");
+  banner.className = "fy-offline";
+  banner.setAttribute("role", "status");
+  banner.hidden = true;
+  banner.textContent = "You are offline. Uploads wait and continue when the connection is back.";
+  (document.getElementById("main") ?? document.body).prepend(banner);
+  const update = () => {
+    banner.hidden = navigator.onLine;
+  };
+  window.addEventListener("online", update);
+  window.addEventListener("offline", update);
+  update();
 }
