@@ -6,16 +6,17 @@
  * uploaded instead of opening in the browser. Screenshots at desktop and phone widths.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectJson, type Json } from "../helpers/api.js";
 import { axeViolations, launchBrowser, screenshot } from "../helpers/browser.js";
-import { buildRequest } from "../helpers/factories.js";
+import { buildMedia, buildPushRequest, buildRequest, sendDraft } from "../helpers/factories.js";
 import { useHarness } from "../helpers/harness.js";
-import { freePort } from "../helpers/process.js";
+import { eventually, freePort } from "../helpers/process.js";
+import { unzip } from "../helpers/zip.js";
 
 const CHUNK = 64 * 1024;
 
@@ -240,5 +241,81 @@ describe("pull page: no file, the same file twice, drops", () => {
       .waitFor();
     await page.context().close();
     expect(await mediaOf(request.id)).toEqual([]);
+  });
+});
+
+describe("push page: summary and Download all", () => {
+  it("sums up the files and downloads them all as one zip equal to the files", async () => {
+    const draft = await buildPushRequest(h.t, h.owner, { message: "Your signed contract and its annexes." });
+    const contents: Record<string, Buffer> = {
+      "contract.pdf": randomBytes(180_000),
+      "annex-a.docx": randomBytes(40_000),
+      "site-photo.jpg": randomBytes(95_000),
+    };
+    for (const [name, data] of Object.entries(contents))
+      await buildMedia(h.t, h.owner, {
+        request: draft.id,
+        name,
+        data,
+        content_type: "application/octet-stream",
+      });
+    const request = await sendDraft(h.t, h.owner, draft.id);
+    for (const [width, height, name] of [
+      [1280, 900, "recipient-push-summary"],
+      [390, 844, "recipient-push-summary-phone"],
+    ] as const) {
+      const { page, errors } = await openPage(width, height);
+      await page.goto(`${base}/r/${request.identifier}/`);
+      expect(await page.locator("#files-summary").textContent()).toMatch(
+        /^3 files · 315\.0 KB · expires in \d+ days?$/,
+      );
+      expect(await page.locator(".fy-file .fy-muted").allTextContents()).toEqual([
+        "180.0 KB · PDF document",
+        "40.0 KB · Word document",
+        "95.0 KB · JPEG image",
+      ]);
+      await expectAxeClean(page);
+      await screenshot(page, name);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    }
+    const context = await browser.newContext({ acceptDownloads: true });
+    const page = await context.newPage();
+    await page.goto(`${base}/r/${request.identifier}/`);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Download all (zip)" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe("Files from Test Owner.zip");
+    const entries = await unzip(readFileSync((await download.path())!));
+    expect([...entries.keys()]).toEqual(Object.keys(contents));
+    for (const [name, data] of Object.entries(contents)) expect(entries.get(name)?.equals(data)).toBe(true);
+    await context.close();
+    // Each file's download is recorded once the whole zip has left.
+    await eventually(async () => (await mediaOf(request.id)).every((m) => m.times_downloaded === 1));
+    expect((await mediaOf(request.id)).map((m) => m.times_downloaded)).toEqual([1, 1, 1]);
+  });
+
+  it("shows the completed page with a success mark and the time in the reader's zone", async () => {
+    const request = await buildRequest(h.t, h.owner);
+    const context = await browser.newContext({ timezoneId: "Asia/Tokyo", locale: "en-GB" });
+    const page = await context.newPage();
+    await page.goto(`${base}/r/${request.identifier}/`);
+    await page.setInputFiles("#file-input", files.right);
+    await page.getByText("All uploads are complete. You can now submit.").waitFor();
+    await page.click("#submit-button");
+    await page.getByRole("heading", { name: "Thank you, your files were sent" }).waitFor();
+    const time = page.locator(".fy-completed time");
+    const iso = (await time.getAttribute("datetime"))!;
+    const tokyo = new Intl.DateTimeFormat("en-GB", {
+      dateStyle: "long",
+      timeStyle: "short",
+      timeZone: "Asia/Tokyo",
+    }).format(new Date(iso));
+    expect(await time.textContent()).toBe(tokyo);
+    expect(await time.getAttribute("title")).toMatch(/UTC$/);
+    await expectAxeClean(page);
+    await screenshot(page, "recipient-completed");
+    await context.close();
   });
 });

@@ -434,6 +434,11 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     await page.locator('#upload-list li[data-state="paused"]').waitFor();
     expect(await page.locator("#upload-status").textContent()).toBe("Uploads paused.");
     await page.getByRole("button", { name: "Resume" }).click();
+    // While it runs, the overall line tells the speed and the time left.
+    await page
+      .locator("#overall-text")
+      .filter({ hasText: /B\/s · about \d+ (s|min|h) left$/ })
+      .waitFor();
     await eventually(() => before.length >= 4, 60_000);
     reloaded = true;
     await page.reload();

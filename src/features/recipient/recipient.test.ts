@@ -14,6 +14,7 @@ import {
   runNotificationJobs,
   sendNotification,
 } from "../../../test/helpers/notifications.js";
+import { eventually } from "../../../test/helpers/process.js";
 import { unzip } from "../../../test/helpers/zip.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON response bodies are read loosely in tests.
@@ -847,15 +848,20 @@ describe("push page and states", () => {
     const entries = await unzip(zip.rawPayload);
     expect([...entries.keys()].sort()).toEqual(["photo.jpg", "report.pdf"]);
     for (const [name, data] of Object.entries(contents)) expect(entries.get(name)?.equals(data)).toBe(true);
-    const downloads = await t.ferry.database.db
-      .selectFrom("audit_entries")
-      .select("relation_key")
-      .where("code", "=", "ABB-0010")
-      .where("related_model", "=", "media")
-      .execute();
+    // Each file's download is recorded once the response has ended.
     const ids = (await t.ferry.media.rowsOfRequest(req.id)).map((m) => String(m.id));
-    expect(downloads.filter((d) => ids.includes(d.relation_key))).toHaveLength(2);
-    for (const m of await t.ferry.media.rowsOfRequest(req.id)) expect(m.times_downloaded).toBe(1);
+    const recorded = async () =>
+      (
+        await t.ferry.database.db
+          .selectFrom("audit_entries")
+          .select("relation_key")
+          .where("code", "=", "ABB-0010")
+          .where("related_model", "=", "media")
+          .execute()
+      ).filter((d) => ids.includes(String(d.relation_key)));
+    await eventually(async () => (await recorded()).length >= 2);
+    expect(await recorded()).toHaveLength(2);
+    for (const m of await t.ferry.media.rowsOfRequest(req.id)) expect(Number(m.times_downloaded)).toBe(1);
   });
 
   it("says a pull request expired in pull words", async () => {

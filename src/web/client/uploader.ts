@@ -51,6 +51,13 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** "about 40 s left", "about 3 min left", "about 2 h left". */
+function timeLeft(seconds: number): string {
+  if (seconds < 60) return `about ${Math.max(1, Math.round(seconds))} s left`;
+  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min left`;
+  return `about ${Math.round(seconds / 3600)} h left`;
+}
+
 /** Wires the uploader to the pull page's elements. */
 export class Uploader {
   private readonly items: Item[] = [];
@@ -359,7 +366,8 @@ export class Uploader {
     // A finished list needs no progress: the files show under Received.
     this.ui.overallBar.value = pct;
     const done = active.filter((i) => i.status === "done").length;
-    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)`;
+    const pace = this.pace(sent, total);
+    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)${pace ? ` · ${pace}` : ""}`;
     const busy = this.busy();
     const hadFocus = document.activeElement === this.ui.pause || document.activeElement === this.ui.resume;
     this.ui.pause.hidden = this.paused || !busy;
@@ -376,6 +384,26 @@ export class Uploader {
         ? unfinishedNotice(this.unfinished)
         : "Submit when every file is uploaded. You cannot add files afterwards.";
     for (const item of this.items) this.paint(item);
+  }
+
+  /** Bytes sent over the last seconds, to tell the speed and the time left. */
+  private samples: { at: number; sent: number }[] = [];
+
+  /** "2.1 MB/s · about 3 min left" while uploading, from the last 5 seconds; "" otherwise. */
+  private pace(sent: number, total: number): string {
+    const uploading = !this.paused && this.items.some((i) => i.status === "uploading");
+    if (!uploading) {
+      this.samples = [];
+      return "";
+    }
+    const now = performance.now();
+    this.samples.push({ at: now, sent });
+    while (this.samples.length > 2 && now - this.samples[0]!.at > 5000) this.samples.shift();
+    const first = this.samples[0]!;
+    const seconds = (now - first.at) / 1000;
+    if (seconds < 1 || sent <= first.sent) return "";
+    const rate = (sent - first.sent) / seconds;
+    return `${formatBytes(Math.round(rate))}/s · ${timeLeft((total - sent) / rate)}`;
   }
 
   private setPaused(paused: boolean): void {

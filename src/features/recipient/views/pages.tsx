@@ -399,7 +399,7 @@ export function CompletedPage(props: {
 }): VNode {
   return (
     <Layout title="Request complete" {...props.chrome} withScript>
-      <section class="fy-card fy-done" aria-labelledby="done-heading">
+      <section class="fy-card fy-completed" aria-labelledby="done-heading">
         <p class="fy-done-mark" aria-hidden="true">
           ✓
         </p>
