@@ -245,6 +245,7 @@ export async function createFerry(
     callbacks: callbacks.service,
     records,
     requests: requests.service,
+    media: media.service,
   });
   const lifecycle = createLifecycleFeature({
     database,
