@@ -228,6 +228,22 @@ describe("pull page: no file, the same file twice, drops", () => {
     expect(media).toMatchObject({ name: "dropped.txt", state: "available", bytes: 23 });
   });
 
+  it("shows an offline banner while the browser is offline, and hides it when it is back", async () => {
+    const request = await buildRequest(h.t, h.owner);
+    const { page, errors } = await openPage(390, 844);
+    await page.goto(`${base}/r/${request.identifier}/`);
+    const banner = page.getByRole("status").filter({ hasText: "You are offline." });
+    expect(await banner.isHidden()).toBe(true);
+    await page.context().setOffline(true);
+    await banner.waitFor();
+    await expectAxeClean(page);
+    await screenshot(page, "recipient-dead-ends-6-offline-phone");
+    await page.context().setOffline(false);
+    await banner.waitFor({ state: "hidden" });
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
   it("refuses an empty file with a clear message", async () => {
     const request = await buildRequest(h.t, h.owner);
     const empty = join(dir, "empty.txt");
