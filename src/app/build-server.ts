@@ -1,11 +1,17 @@
 import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import { pingDatabase } from "../db/database.js";
 import { AuditCode } from "../features/audit/index.js";
+import { isHttps } from "../features/recipient/index.js";
 import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
@@ -15,6 +21,8 @@ import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
 import { trustProxyOption } from "../http/trust-proxy.js";
 import type { RouteModule } from "../shared/feature.js";
+import { renderApiReference } from "../web/api-reference.js";
+import { applyRecipientHeaders } from "../web/security-headers.js";
 import type { Ferry } from "./ferry.js";
 
 declare module "fastify" {
@@ -158,10 +166,16 @@ export async function buildServer(
       },
     },
   });
-  await app.register(swaggerUi, {
-    routePrefix: "/docs",
-    uiConfig: { docExpansion: "list", deepLinking: true },
-  });
+  // The API reference: rendered once from the OpenAPI document on first request, plain HTML under
+  // the pages' strict CSP (src/web/api-reference.tsx).
+  let reference: string | undefined;
+  const docsPage = async (request: FastifyRequest, reply: FastifyReply) => {
+    reference ??= renderApiReference(app.swagger() as unknown as Record<string, unknown>);
+    applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
+    reply.header("cache-control", "public, max-age=300");
+    return reply.type("text/html; charset=utf-8").send(reference);
+  };
+  app.get("/docs", { config: { public: true }, schema: { hide: true } }, docsPage);
 
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () =>
     app.swagger(),

@@ -251,6 +251,7 @@ export async function createFerry(
     callbacks: callbacks.service,
     records,
     requests: requests.service,
+    media: media.service,
   });
   const lifecycle = createLifecycleFeature({
     database,

@@ -222,7 +222,15 @@ describe("HTTP conventions and the auth guard", () => {
     );
     const docs = await h.t.app.inject({ method: "GET", url: "/docs/" });
     expect(docs.statusCode).toBe(200);
-    expect(docs.body).toContain("swagger");
+    expect(docs.body).toContain("<h1>Ferry: Secure File Exchange API</h1>");
+    expect(docs.headers["content-security-policy"]).toContain("script-src 'self'");
+    const home = await h.t.app.inject({ method: "GET", url: "/" });
+    expect(home.statusCode).toBe(200);
+    expect(home.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(home.body).toContain('<a href="/docs">/docs</a>');
+    const icon = await h.t.app.inject({ method: "GET", url: "/favicon.ico" });
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers["content-type"]).toBe("image/svg+xml");
   });
 
   it("reports health and readiness", async () => {

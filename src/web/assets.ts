@@ -23,6 +23,7 @@ const webDir = existsSync(resolve(import.meta.dirname, "client"))
 const assetSources = {
   clientEntry: resolve(webDir, "client/recipient.ts"),
   stylesheet: resolve(webDir, "static/recipient.css"),
+  favicon: resolve(webDir, "static/favicon.svg"),
 };
 
 function toAsset(body: Buffer, contentType: string): WebAsset {
@@ -52,5 +53,6 @@ export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
   const assets = new Map<string, WebAsset>();
   assets.set(assetUrls.js, toAsset(Buffer.from(js.contents), "text/javascript; charset=utf-8"));
   assets.set(assetUrls.css, toAsset(readFileSync(assetSources.stylesheet), "text/css; charset=utf-8"));
+  assets.set(assetUrls.icon, toAsset(readFileSync(assetSources.favicon), "image/svg+xml"));
   return assets;
 }

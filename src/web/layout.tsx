@@ -18,10 +18,16 @@ interface LayoutProps {
   /** Extra data for the client script, as data-* attributes on <main>. */
   mainData?: Record<string, string> | undefined;
   children: ComponentChildren;
+  /** The footer's text (default: the private-link note of recipient pages). */
+  footer?: string;
 }
 
 /** Versioned URLs of the first-party assets (set once the bundle is built). */
-export const assetUrls = { css: "/static/recipient.css", js: "/static/recipient.js" };
+export const assetUrls = {
+  css: "/static/recipient.css",
+  js: "/static/recipient.js",
+  icon: "/static/favicon.svg",
+};
 
 /** The HTML document of every recipient page: semantic landmarks, skip link, no inline script. */
 export function Layout(props: LayoutProps): VNode {
@@ -35,6 +41,7 @@ export function Layout(props: LayoutProps): VNode {
         <meta name="robots" content="noindex, nofollow" />
         <meta name="referrer" content="no-referrer" />
         <title>{`${props.title} · ${props.brandName}`}</title>
+        <link rel="icon" href={assetUrls.icon} type="image/svg+xml" />
         <link rel="stylesheet" href={assetUrls.css} />
         {props.brandCssHref ? <link rel="stylesheet" href={props.brandCssHref} /> : null}
         {props.withScript ? <script type="module" src={assetUrls.js} /> : null}
@@ -59,7 +66,10 @@ export function Layout(props: LayoutProps): VNode {
           {props.children}
         </main>
         <footer class="fy-footer">
-          <p>Files are encrypted in transit and at rest. This page is private: do not share its link.</p>
+          <p>
+            {props.footer ??
+              "Files are encrypted in transit and at rest. This page is private: do not share its link."}
+          </p>
         </footer>
       </body>
     </html>

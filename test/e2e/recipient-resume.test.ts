@@ -129,7 +129,7 @@ describe("pull page: an unfinished upload is resumed only with the same file", (
     await page.goto(link);
     await page.setInputFiles("#file-input", paths.b);
     // Submit is refused while A's upload is unfinished: the page says so instead of "you can submit".
-    const notice = `Unfinished earlier upload: ${NAME} (2 of 5 parts). Choose that same file again to finish it, then submit.`;
+    const notice = `Unfinished earlier upload: ${NAME} (2 of 5 parts). Choose that same file again to finish it, or remove it, then submit.`;
     await page.locator("#submit-hint").filter({ hasText: notice }).waitFor();
     await page.locator('#upload-list li[data-state="done"]').waitFor();
     expect(await page.locator("#upload-status").textContent()).toBe(notice);

@@ -130,6 +130,12 @@ async function newPage(): Promise<{
   const dialogs: string[] = [];
   const errors: string[] = [];
   page.on("dialog", (d) => {
+    // Leaving during an upload asks first (beforeunload): accepted, so reloads go ahead.
+    if (d.type() === "beforeunload") {
+      dialogs.push("beforeunload");
+      void d.accept();
+      return;
+    }
     dialogs.push(d.message());
     void d.dismiss();
   });
@@ -396,7 +402,7 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     timeout: 240_000,
   }, async () => {
     const req = await createRequest({ type: "pull" });
-    const { context, page } = await newPage();
+    const { context, page, dialogs } = await newPage();
     const before: number[] = [];
     const after: { method: string; chunk: number }[] = [];
     let reloaded = false;
@@ -428,9 +434,16 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     await page.locator('#upload-list li[data-state="paused"]').waitFor();
     expect(await page.locator("#upload-status").textContent()).toBe("Uploads paused.");
     await page.getByRole("button", { name: "Resume" }).click();
+    // While it runs, the overall line tells the speed and the time left.
+    await page
+      .locator("#overall-text")
+      .filter({ hasText: /B\/s · about \d+ (s|min|h) left$/ })
+      .waitFor();
     await eventually(() => before.length >= 4, 60_000);
     reloaded = true;
     await page.reload();
+    // Leaving during an upload asked first.
+    expect(dialogs).toEqual(["beforeunload"]);
     reloadDone = true;
     await page.setInputFiles("#file-input", bigFile);
     await page.getByText("All uploads are complete. You can now submit.").waitFor({ timeout: 120_000 });

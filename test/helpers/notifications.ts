@@ -63,7 +63,12 @@ export async function sendNotification(t: TestApp, owner: TestAccount, requestId
 
 /** Runs the notification jobs that are due (by the fixed clock) with a real Worker until none are left. */
 export async function runNotificationJobs(t: TestApp): Promise<void> {
-  const handlers = t.ferry.jobHandlers.filter((h) => h.kind.startsWith("notifications."));
+  await runJobsOf(t, "notifications.");
+}
+
+/** Runs the due jobs whose kind starts with `prefix` (e.g. `blobs.delete`) in a real Worker until none is left. */
+export async function runJobsOf(t: TestApp, prefix: string): Promise<void> {
+  const handlers = t.ferry.jobHandlers.filter((h) => h.kind.startsWith(prefix));
   const worker = new Worker(
     t.ferry.jobs,
     handlers,

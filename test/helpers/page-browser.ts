@@ -55,6 +55,20 @@ export class PageBrowser {
     return res;
   }
 
+  /**
+   * POSTs a form that answers with a redirect back to the page (PRG) and GETs where it leads;
+   * throws when the answer is not such a redirect.
+   */
+  async postAndFollow(path: string, form: Record<string, string>) {
+    const post = await this.post(path, form);
+    const location = String(post.headers.location ?? "");
+    if (post.statusCode !== 303 || !location.startsWith(this.base))
+      throw new Error(
+        `expected a 303 back to ${this.base}, got ${post.statusCode} ${location}: ${post.body}`,
+      );
+    return { post, page: await this.get(location.slice(this.base.length).replace(/#.*$/, "")) };
+  }
+
   /** Sends a JSON body to `base + path` with the CSRF header (the pages' script calls). */
   async json(method: "POST" | "GET" | "DELETE", path: string, body?: unknown) {
     const res = await this.t.app.inject({

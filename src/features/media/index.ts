@@ -44,6 +44,7 @@ export type { MediaRow } from "./media.repository.js";
 export { callMeta, receiveUpload, registerUploadParsers, sendDownload } from "./media.routes.js";
 export { MediaSchema } from "./media.schemas.js";
 export type { MediaService, SessionFeature } from "./media.service.js";
+export { streamZip } from "./zip-download.js";
 
 /** Builds the media feature. */
 export function createMediaFeature(deps: {

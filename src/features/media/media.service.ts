@@ -104,6 +104,19 @@ export class MediaService {
     );
   }
 
+  /**
+   * The recipient removes one of their files of request `requestId` before submitting (finished or
+   * not): row, parts and blobs go, ABA-0020. 404 for other media, 422 once the request is closed.
+   */
+  async recipientRemove(
+    requestId: number,
+    mediaId: string | number,
+    meta: CallMeta = {},
+    feature?: SessionFeature,
+  ): Promise<void> {
+    await this.uploads.remove({ kind: "recipient", requestId, ...feature }, mediaId, meta);
+  }
+
   /** Every media of request `requestId` in upload order (any state), as API Media objects. */
   async listOfRequest(requestId: number): Promise<MediaView[]> {
     return (await listMediaOfRequest(this.deps.database.db, requestId)).map(presentMedia);

@@ -23,6 +23,8 @@ import {
 } from "./media.context.js";
 import type { UploadTarget } from "./media.jobs.js";
 import {
+  deleteMediaRow,
+  deleteParts,
   findMedia,
   findMediaById,
   insertMedia,
@@ -392,6 +394,43 @@ export class MediaUploadService {
         "could not delete the blob of a failed upload; the cleanup job will",
       );
     });
+  }
+
+  /**
+   * The recipient removes one of their own files (finished or not) before submitting: the row and
+   * its parts go, the blobs are queued for deletion and ABA-0020 is written, in one transaction.
+   * Throws 404 for a media that is not this uploader's, 422 when the request (or feature) no
+   * longer takes files.
+   */
+  async remove(
+    uploader: Extract<Uploader, { kind: "recipient" }>,
+    rawId: string | number,
+    meta: CallMeta = {},
+  ) {
+    const { database, audit, jobs } = this.deps;
+    const media = await this.#findForUploader(uploader, rawId);
+    if (media.state === "removed") throw notFound("Media");
+    await database.db.transaction().execute(async (trx) => {
+      const locked = await lockMedia(trx, media.id, database.dialect === "postgres");
+      if (!locked || locked.state === "removed") throw notFound("Media");
+      await this.#rules.targetOfMedia(uploader, locked, trx);
+      const blobs = await deleteParts(trx, media.id);
+      await deleteMediaRow(trx, media.id);
+      await enqueueBlobDeletion(jobs, trx, blobs);
+      await audit.write(trx, {
+        accountId: locked.account_id,
+        code: AuditCode.ENTITY_DELETED,
+        apiKeyId: null,
+        relatedModel: "media",
+        relationKey: media.id,
+        value: `removed by recipient (request ${media.request_id})`,
+        from: meta.ip,
+        method: meta.method,
+        path: meta.path,
+        contentType: meta.contentType,
+      });
+    });
+    this.deps.digests.forget(media.id);
   }
 
   async #findForUploader(uploader: Uploader, rawId: string | number): Promise<MediaRow> {

@@ -21,6 +21,7 @@ import type { AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
 import type { CallbackService } from "../callbacks/index.js";
+import type { MediaService } from "../media/index.js";
 import type { RequestersService } from "../requesters/index.js";
 import type { RequestRecords, RequestsService } from "../requests/index.js";
 import type { EmailTemplatesService, TemplateRenderer } from "../templates/index.js";
@@ -80,6 +81,8 @@ export function createNotificationsFeature(deps: {
   callbacks: CallbackService;
   records: RequestRecords;
   requests: RequestsService;
+  /** A push request's files, listed in its default email. */
+  media: Pick<MediaService, "rowsOfRequests">;
 }): Feature<Notifications> {
   const { database, config, clock, audit, jobs, records, requests, templates } = deps;
   const outbox = new CapturedOutbox(database, clock);
@@ -93,6 +96,7 @@ export function createNotificationsFeature(deps: {
     requesters: deps.requesters,
     templates,
     branding: deps.branding,
+    media: deps.media,
     sandbox: config.isSandbox,
   };
   const outcomes = new NotificationOutcomes(deps.callbacks, requests);

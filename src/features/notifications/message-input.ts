@@ -1,6 +1,7 @@
 import type { Executor } from "../../db/database.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
+import type { MediaService } from "../media/index.js";
 import type { RequestersService } from "../requesters/index.js";
 import type { RequestRow } from "../requests/index.js";
 import type { EmailTemplatesService, MessageInput } from "../templates/index.js";
@@ -12,6 +13,8 @@ export interface MessageSources {
   templates: Pick<EmailTemplatesService, "sourceOf">;
   /** The recipient URL, on the account's custom host when it has one. */
   branding: Pick<BrandingService, "recipientUrl">;
+  /** A push request's files (listed in the default email). */
+  media: Pick<MediaService, "rowsOfRequests">;
   sandbox: boolean;
 }
 
@@ -22,7 +25,7 @@ export async function gatherMessageInput(
   request: RequestRow,
   contact: { first_name: string; last_name: string },
 ): Promise<MessageInput> {
-  const [account, requester, template, recipientUrl] = await Promise.all([
+  const [account, requester, template, recipientUrl, media] = await Promise.all([
     sources.accounts.profile(ex, request.account_id),
     request.requester_id
       ? sources.requesters.findForAccount(ex, request.account_id, request.requester_id)
@@ -31,7 +34,11 @@ export async function gatherMessageInput(
       ? sources.templates.sourceOf(ex, request.account_id, request.email_template_slug)
       : undefined,
     sources.branding.recipientUrl(ex, request.account_id, request.identifier),
+    request.type === "push" ? sources.media.rowsOfRequests(ex, [request.id]) : [],
   ]);
+  const files = media
+    .filter((m) => m.state === "available" && m.uploaded_by === "owner")
+    .map((m) => ({ name: m.name, bytes: Number(m.bytes) }));
   return {
     request,
     requester,
@@ -40,5 +47,6 @@ export async function gatherMessageInput(
     recipientUrl,
     sandbox: sources.sandbox,
     template,
+    files,
   };
 }

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Json } from "../../../test/helpers/api.js";
 import { createTestAccount, type TestAccount } from "../../../test/helpers/app.js";
-import { buildSmtpSettings } from "../../../test/helpers/factories.js";
+import { buildMedia, buildSmtpSettings, sendDraft } from "../../../test/helpers/factories.js";
 import { useHarness } from "../../../test/helpers/harness.js";
 import {
   callbackEvents,
@@ -74,6 +74,32 @@ describe("email through a real SMTP server", () => {
     expect(dkim).toMatch(/\bd=ferry\.test;/);
     expect(dkim).toMatch(/\bs=mail2026;/);
     expect(dkim).toMatch(/\bb=[A-Za-z0-9+/=\s]{40,}/);
+  });
+
+  it("lists a push request's files, their total size and the expiry in the default email", async () => {
+    const { t, owner } = h;
+    const draft = await notifiableRequest(t, owner, [["email", "files@example.com"]], {
+      type: "push",
+      is_draft: true,
+      message: "Your papers.",
+    });
+    await buildMedia(t, owner, {
+      request: draft.id,
+      name: "lease <signed>.pdf",
+      data: Buffer.alloc(31_600, 1),
+    });
+    await buildMedia(t, owner, { request: draft.id, name: "annex.txt", data: "annex" });
+    const req = await sendDraft(t, owner, draft.id);
+    const before = smtp.messages.length;
+    expect((await sendNotification(t, owner, req.id)).status).toBe(200);
+    await runNotificationJobs(t);
+    const mail = (await smtp.waitFor(before + 1)).find((m) => m.to.includes("files@example.com"))!;
+    const html = String(mail.parsed.html);
+    expect(html).toContain("<li>lease &lt;signed&gt;.pdf <span");
+    expect(html).toContain("(31.6 KB)</span></li>");
+    expect(html).toContain("<li>annex.txt <span");
+    expect(html).toMatch(/2 files · 31\.6 KB · available until \d{1,2} \w+ \d{4} at \d\d:\d\d UTC/);
+    expect(mail.parsed.text).toContain("2 files · 31.6 KB · available until");
   });
 
   it("records a permanent refusal (550) as a failure without retrying", async () => {

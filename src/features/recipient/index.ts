@@ -87,6 +87,7 @@ export type { PageCaller } from "./recipient.service.js";
 export { htmlResponse, isHttps, readCookies, sendPage, setCookie } from "./recipient-http.js";
 export { pageCaller } from "./recipient-session.js";
 export { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
+export { tfaNoticeOf } from "./request.pages.js";
 export type { TfaStatus, TfaSubject, TwoFactorService } from "./two-factor.service.js";
 export { uploadPieces } from "./upload-body.js";
 export { Alert, CsrfField, FileInfo, MessageCard, RequesterCard } from "./views/components.js";

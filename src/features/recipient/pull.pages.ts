@@ -5,7 +5,7 @@ import type { Router } from "../../shared/feature.js";
 import type { MediaRow, RecipientContext } from "./recipient.service.js";
 import { htmlResponse, IdentifierParams, pagePath } from "./recipient-http.js";
 import { type LinkRequest, pageCaller } from "./recipient-session.js";
-import { type PageDeps, renderRequestPage } from "./request.pages.js";
+import type { PageDeps } from "./request.pages.js";
 import { uploadPieces } from "./upload-body.js";
 
 export const UploadFile = Type.Object({
@@ -91,11 +91,16 @@ export async function registerPullSubmit(app: Router, deps: PageDeps): Promise<v
         body: Type.Object({
           csrf_token: Type.String(),
           receiver_message: Type.Optional(Type.String({ maxLength: 10000 })),
+          confirm_empty: Type.Optional(
+            Type.String({ description: "`1` to submit without any file (the page asks for it first)." }),
+          ),
         }),
         response: {
-          303: Type.Null(),
+          303: Type.Null({
+            description:
+              "To the completed page, or back to the page with `?error=uploading|empty|closed` when refused (a reload never posts again).",
+          }),
           404: htmlResponse("Unknown link."),
-          422: htmlResponse("Cannot submit now."),
         },
       },
     },
@@ -103,17 +108,13 @@ export async function registerPullSubmit(app: Router, deps: PageDeps): Promise<v
       const ctx = await session.load(request, reply);
       if (!ctx) return reply;
       session.checkFormCsrf(request, ctx, request.body.csrf_token);
+      const path = pagePath(ctx.request.identifier);
       if (recipient.pageKind(ctx, session.hasSession(request, ctx)) !== "pull")
-        return reply.redirect(pagePath(ctx.request.identifier), 303);
+        return reply.redirect(path, 303);
       const message = request.body.receiver_message ?? "";
-      const result = await recipient.submit(ctx, message);
-      if (!result.ok)
-        return renderRequestPage(deps, request, reply, ctx, {
-          status: 422,
-          error: result.error,
-          receiverMessage: message,
-        });
-      return reply.redirect(pagePath(ctx.request.identifier), 303);
+      const result = await recipient.submit(ctx, message, request.body.confirm_empty === "1");
+      if (!result.ok) return reply.redirect(`${path}?error=${result.reason}#submit-form`, 303);
+      return reply.redirect(path, 303);
     },
   );
 }
@@ -213,6 +214,32 @@ export async function registerPullUploads(app: Router, deps: PageDeps): Promise<
       const pieces = uploadPieces(request, recipient.uploadRules(ctx), false);
       await recipient.media.putChunk(ctx.request.id, mediaId, pieces, pageCaller(request));
       return uploadState(ctx, mediaId);
+    },
+  );
+
+  app.delete(
+    "/r/:identifier/uploads/:mediaId",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "deleteRecipientUpload",
+        tags: ["recipient"],
+        summary:
+          "Remove one of the recipient's files, finished or not, before Submit (its stored bytes are destroyed; header X-CSRF-Token)",
+        params: Type.Object({ identifier: Type.String(), mediaId: Type.String() }),
+        response: {
+          204: Type.Null({ description: "Removed." }),
+          ...errorResponses(403, 404, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = await authoriseUpload(request);
+      const mediaId = Number(request.params.mediaId);
+      if (!Number.isSafeInteger(mediaId) || mediaId < 1)
+        throw new AppError("RESOURCE_NOT_FOUND", "Not found.");
+      await recipient.media.removeUpload(ctx.request.id, mediaId, pageCaller(request));
+      return reply.code(204).send(null);
     },
   );
 }

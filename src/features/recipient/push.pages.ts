@@ -1,6 +1,7 @@
 import { Type } from "typebox";
+import { errorResponses } from "../../http/openapi.js";
 import type { Router } from "../../shared/feature.js";
-import { sendDownload } from "../media/index.js";
+import { sendDownload, streamZip } from "../media/index.js";
 import { htmlResponse, pagePath } from "./recipient-http.js";
 import { pageCaller } from "./recipient-session.js";
 import type { PageDeps } from "./request.pages.js";
@@ -47,6 +48,47 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
         pageCaller(request),
       );
       return sendDownload(reply, download);
+    },
+  );
+
+  app.get(
+    "/r/:identifier/files/zip",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "downloadRecipientZip",
+        tags: ["recipient"],
+        summary:
+          "Download every file of a push request as one zip (stored, streamed; each file counts as a download of its own)",
+        params: Type.Object({ identifier: Type.String() }),
+        response: {
+          200: {
+            description: "The zip, with Content-Length.",
+            content: { "application/zip": { schema: Type.String({ format: "binary" }) } },
+          },
+          303: Type.Null({ description: "Two-factor needed first: back to the page." }),
+          404: htmlResponse("Unknown link."),
+          410: errorResponses(410)[410]!,
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = await session.load(request, reply);
+      if (!ctx) return reply;
+      const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));
+      if (kind === "tfa") return reply.redirect(pagePath(ctx.request.identifier), 303);
+      if (kind !== "push") return session.notFoundPage(reply);
+      const files = (await recipient.media.listRequestMedia(ctx.request.id)).filter(
+        (m) => m.uploaded_by === "owner",
+      );
+      const caller = pageCaller(request);
+      return streamZip(reply, {
+        files,
+        name: `Files from ${ctx.account.name}`,
+        logger: request.log,
+        open: (mediaId) => recipient.media.openDownload(ctx.request.id, mediaId, undefined, caller),
+        done: async () => {},
+      });
     },
   );
 }

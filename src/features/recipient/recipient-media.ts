@@ -25,6 +25,7 @@ export function recipientMediaPort(media: MediaService): RecipientMediaPort {
     async putChunk(requestId, mediaId, parts, caller) {
       await media.recipientPutChunk(requestId, mediaId, parts, meta(caller));
     },
+    removeUpload: (requestId, mediaId, caller) => media.recipientRemove(requestId, mediaId, meta(caller)),
     openDownload: (requestId, mediaId, range, caller) =>
       media.recipientDownload(requestId, mediaId, { range }, meta(caller)),
   };

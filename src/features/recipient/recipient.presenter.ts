@@ -29,6 +29,82 @@ export interface FileView {
   sizeLabel: string;
   contentType: string;
   extension: string;
+  /** What a person calls the file's type: "PDF document", "JPEG image", "ZIP archive". */
+  typeLabel: string;
+}
+
+/** Readable names of common file types, by extension. */
+const TYPE_LABELS: Record<string, string> = {
+  pdf: "PDF document",
+  doc: "Word document",
+  docx: "Word document",
+  odt: "OpenDocument text",
+  rtf: "Rich text document",
+  txt: "Text file",
+  md: "Text file",
+  csv: "CSV spreadsheet",
+  xls: "Excel spreadsheet",
+  xlsx: "Excel spreadsheet",
+  ods: "OpenDocument spreadsheet",
+  ppt: "PowerPoint presentation",
+  pptx: "PowerPoint presentation",
+  odp: "OpenDocument presentation",
+  jpg: "JPEG image",
+  jpeg: "JPEG image",
+  png: "PNG image",
+  gif: "GIF image",
+  webp: "WebP image",
+  heic: "HEIC image",
+  tif: "TIFF image",
+  tiff: "TIFF image",
+  svg: "SVG image",
+  zip: "ZIP archive",
+  "7z": "7-Zip archive",
+  rar: "RAR archive",
+  gz: "Gzip archive",
+  tar: "Tar archive",
+  mp3: "MP3 audio",
+  wav: "WAV audio",
+  m4a: "M4A audio",
+  mp4: "MP4 video",
+  mov: "QuickTime video",
+  webm: "WebM video",
+  json: "JSON file",
+  xml: "XML file",
+  html: "Web page",
+  eml: "Email message",
+  msg: "Outlook message",
+};
+
+/** "PDF document" for a.pdf; by MIME family, else "BIN file", else "File". */
+export function fileTypeLabel(extension: string, contentType: string): string {
+  const ext = extension.toLowerCase().replace(/^\./, "");
+  const known = TYPE_LABELS[ext];
+  if (known) return known;
+  const family = contentType.split("/")[0];
+  if (family === "image") return "Image";
+  if (family === "video") return "Video";
+  if (family === "audio") return "Audio";
+  if (/^[a-z0-9]{1,8}$/.test(ext)) return `${ext.toUpperCase()} file`;
+  return "File";
+}
+
+/** "3 files · 31.6 MB": how many files and their total size. */
+export function filesSummary(files: FileView[]): string {
+  const total = files.reduce((sum, f) => sum + f.bytes, 0);
+  return `${files.length} ${files.length === 1 ? "file" : "files"} · ${formatBytes(total)}`;
+}
+
+/** "expires in 14 days", "expires in 5 hours", "expires in 20 minutes", "expires today". */
+export function expiresIn(expiresAt: string, now: Date): string {
+  const ms = new Date(expiresAt).getTime() - now.getTime();
+  if (ms <= 0) return "expired";
+  const minutes = Math.floor(ms / 60_000);
+  const hours = Math.floor(minutes / 60);
+  const days = Math.floor(hours / 24);
+  if (days >= 1) return `expires in ${days} ${days === 1 ? "day" : "days"}`;
+  if (hours >= 1) return `expires in ${hours} ${hours === 1 ? "hour" : "hours"}`;
+  return `expires in ${Math.max(1, minutes)} ${minutes <= 1 ? "minute" : "minutes"}`;
 }
 
 /** Human size with one decimal: 0 B, 999 B, 1.5 KB, 50.0 MB (powers of 1000, as file managers show). */
@@ -53,6 +129,7 @@ export function presentFile(m: MediaRow): FileView {
     sizeLabel: formatBytes(Number(m.bytes)),
     contentType: m.content_type,
     extension: m.extension,
+    typeLabel: fileTypeLabel(m.extension, m.content_type),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
+import { TOO_MANY_REQUESTS_PAGE } from "../../web/too-many-requests.js";
 import { registerPullSubmit, registerPullUploads } from "./pull.pages.js";
 import { registerPushDownloads } from "./push.pages.js";
 import type { RecipientService } from "./recipient.service.js";
@@ -14,9 +15,6 @@ import type { RecipientTokens } from "./recipient-tokens.js";
 import { registerRequestPage } from "./request.pages.js";
 import { registerTwoFactorPages } from "./two-factor.pages.js";
 import type { TwoFactorService } from "./two-factor.service.js";
-
-const TOO_MANY_REQUESTS_PAGE =
-  "<!doctype html><title>Too many requests</title><p>Too many requests. Wait a minute, then reload the page.</p>";
 
 /**
  * Recipient routes, public and outside /v1/: security headers on every response, per-IP and

@@ -73,6 +73,8 @@ export interface RecipientMediaPort {
     parts: AsyncIterable<UploadPiece>,
     caller: PageCaller,
   ): Promise<void>;
+  /** Removes one of the recipient's files (finished or not) before Submit: 404 for others, 422 once closed. */
+  removeUpload(requestId: number, mediaId: number, caller: PageCaller): Promise<void>;
   /** Opens a push file for download (ABB-0010 on settle). Throws AppError 404/409/410 before any byte. */
   openDownload(
     requestId: number,
@@ -88,6 +90,17 @@ export interface RecipientContext {
   account: { id: number; name: string; email: string };
   branding: BrandingRow | undefined;
 }
+
+/** Why Submit was refused: request closed, an upload unfinished, no file and no confirmation. */
+export type SubmitRefusal = "closed" | "uploading" | "empty";
+
+/** What the pull page says after a refused Submit (it redirects to `?error=<refusal>`). */
+export const SUBMIT_REFUSALS: Record<SubmitRefusal, string> = {
+  closed: "This request no longer accepts files.",
+  uploading:
+    "Some files are still uploading, or an earlier upload is unfinished. Finish or remove it, then submit.",
+  empty: "You have not uploaded any file. Tick “Submit without files” to confirm, or add files first.",
+};
 
 /** What GET /r/<identifier>/ shows. */
 type PageKind = "expired" | "tfa" | "push" | "pull" | "completed";
@@ -222,6 +235,11 @@ export class RecipientService {
     };
   }
 
+  /** The clock's time (what "expires in 14 days" counts from). */
+  now(): Date {
+    return this.deps.clock.now();
+  }
+
   /** True when a pull request still accepts files. */
   acceptsUploads(ctx: RecipientContext): boolean {
     return acceptsUploads(ctx.request, this.deps.clock.now());
@@ -233,20 +251,21 @@ export class RecipientService {
   }
 
   /**
-   * Submits a pull request: refuses (returns a message) while an upload is incomplete, then
-   * completes it through the lifecycle service (request_complete callback).
+   * Submits a pull request: refuses (returns why) while an upload is incomplete, or without any
+   * file unless `confirmEmpty`, then completes it through the lifecycle service (request_complete
+   * callback).
    */
   async submit(
     ctx: RecipientContext,
     receiverMessage: string,
-  ): Promise<{ ok: true } | { ok: false; error: string }> {
-    if (!this.acceptsUploads(ctx)) return { ok: false, error: "This request no longer accepts files." };
-    const rows = await this.deps.media.listRequestMedia(ctx.request.id);
-    if (rows.some((m) => m.uploaded_by === "recipient" && m.state === "uploading"))
-      return {
-        ok: false,
-        error: "Some files are still uploading. Wait until every upload is complete, then submit.",
-      };
+    confirmEmpty = false,
+  ): Promise<{ ok: true } | { ok: false; reason: SubmitRefusal }> {
+    if (!this.acceptsUploads(ctx)) return { ok: false, reason: "closed" };
+    const rows = (await this.deps.media.listRequestMedia(ctx.request.id)).filter(
+      (m) => m.uploaded_by === "recipient",
+    );
+    if (rows.some((m) => m.state === "uploading")) return { ok: false, reason: "uploading" };
+    if (!confirmEmpty && !rows.some((m) => m.state === "available")) return { ok: false, reason: "empty" };
     const message = receiverMessage.trim();
     await this.deps.lifecycle.completePullRequest(ctx.account.id, ctx.request.id, {
       receiverMessage: message === "" ? null : message.slice(0, 10_000),

@@ -6,12 +6,16 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import { buildMedia, buildPushRequest, sendDraft } from "../../../test/helpers/factories.js";
 import {
   callbackEvents,
   createRequest as createRequestWithContacts,
+  runJobsOf,
   runNotificationJobs,
   sendNotification,
 } from "../../../test/helpers/notifications.js";
+import { eventually } from "../../../test/helpers/process.js";
+import { unzip } from "../../../test/helpers/zip.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON response bodies are read loosely in tests.
 type Json = Record<string, any>;
@@ -34,6 +38,12 @@ async function createRequest(fields: Record<string, unknown>, who = owner): Prom
     payload: fields,
   });
   expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+async function getRequest(id: number): Promise<Json> {
+  const res = await t.app.inject({ method: "GET", url: `/v1/request/${id}/`, headers: owner.headers });
+  expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
 
@@ -81,6 +91,15 @@ class Browser {
     });
     this.keep(res);
     return res;
+  }
+
+  /** POSTs a form, expects the redirect back to the page (PRG) and returns the page it leads to. */
+  async postAndFollow(path: string, form: Record<string, string>) {
+    const post = await this.post(path, form);
+    expect(post.statusCode, post.body).toBe(303);
+    const location = String(post.headers.location);
+    expect(location.startsWith(this.base)).toBe(true);
+    return { post, page: await this.get(location.slice(this.base.length)) };
   }
 
   async chunk(method: "POST" | "PUT", fields: Record<string, string>, bytes: Buffer, mediaId?: number) {
@@ -333,12 +352,39 @@ describe("pull page", () => {
     });
   });
 
-  it("refuses Submit while a file is still uploading (422)", async () => {
-    const { b } = await openPull();
+  it("refuses Submit while a file is still uploading, redirecting back to the page (PRG)", async () => {
+    const { req, b } = await openPull();
     await sendChunk(b, 1);
     const res = await b.post("submit", { receiver_message: "done" });
-    expect(res.statusCode).toBe(422);
-    expect(res.body).toContain("Some files are still uploading");
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`${b.base}?error=uploading#submit-form`);
+    const page = await b.get("?error=uploading");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("Some files are still uploading, or an earlier upload is unfinished.");
+    expect((await getRequest(req.id)).complete).toBe(false);
+  });
+
+  it("asks for a confirmation before submitting without any file", async () => {
+    const { req, b, page } = await openPull();
+    expect(page.body).toMatch(/<div class="fy-field fy-check" id="confirm-empty">/);
+    const refused = await b.post("submit", { receiver_message: "nothing to send" });
+    expect(refused.statusCode).toBe(303);
+    expect(refused.headers.location).toBe(`${b.base}?error=empty#submit-form`);
+    expect((await getRequest(req.id)).complete).toBe(false);
+    const again = await b.get("?error=empty");
+    expect(again.body).toContain("You have not uploaded any file.");
+    expect(again.body).toContain("No file was uploaded: tick this box to confirm that you send none.");
+    const confirmed = await b.post("submit", { receiver_message: "nothing to send", confirm_empty: "1" });
+    expect(confirmed.statusCode).toBe(303);
+    expect(confirmed.headers.location).toBe(b.base);
+    expect(await getRequest(req.id)).toMatchObject({ complete: true, receiver_message: "nothing to send" });
+  });
+
+  it("ignores an unknown refusal in the page address", async () => {
+    const { b } = await openPull();
+    const page = await b.get("?error=%3Cscript%3E");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain('id="submit-error"');
   });
 
   it("makes a file available once its last chunk arrives", async () => {
@@ -427,6 +473,92 @@ describe("pull page", () => {
       code: "NOT_AUTHORIZED",
       detail: "The form expired or did not come from this page. Reload the page and try again.",
     });
+  });
+});
+
+describe("removing an upload before Submit", () => {
+  /** The blob keys of a media's stored parts. */
+  async function blobKeys(mediaId: number): Promise<string[]> {
+    const rows = await t.ferry.database.db
+      .selectFrom("media_parts")
+      .select("blob_key")
+      .where("media_id", "=", mediaId)
+      .execute();
+    return rows.map((r) => r.blob_key);
+  }
+
+  function remove(b: Browser, mediaId: number | string, csrf = b.csrf) {
+    return t.app.inject({
+      method: "DELETE",
+      url: `${b.base}uploads/${mediaId}`,
+      headers: { ...b.header(), "x-csrf-token": csrf },
+    });
+  }
+
+  it("removes a finished file: listed no more, its blobs destroyed, ABA-0020 written", async () => {
+    const { req, b } = await openPull();
+    const mediaId = await uploadFile(b);
+    const keys = await blobKeys(mediaId);
+    expect(keys.length).toBe(3);
+    for (const key of keys) expect(await t.ferry.blobStore.exists(key)).toBe(true);
+    const res = await remove(b, mediaId);
+    expect(res.statusCode, res.body).toBe(204);
+    const list = await b.get("uploads", { "x-csrf-token": b.csrf });
+    expect(list.json().files).toEqual([]);
+    expect(await blobKeys(mediaId)).toEqual([]);
+    await runJobsOf(t, "blobs.delete");
+    for (const key of keys) expect(await t.ferry.blobStore.exists(key)).toBe(false);
+    const entry = await t.ferry.database.db
+      .selectFrom("audit_entries")
+      .select(["code", "value", "path"])
+      .where("related_model", "=", "media")
+      .where("relation_key", "=", String(mediaId))
+      .where("code", "=", "ABA-0020")
+      .executeTakeFirst();
+    expect(entry).toMatchObject({ value: `removed by recipient (request ${req.id})` });
+    expect(entry?.path).not.toContain(req.identifier);
+    expect(await auditCodes(req.id)).toContain("AAA-0011");
+    // Nothing left: Submit asks for the empty confirmation again.
+    expect((await b.post("submit", {})).headers.location).toBe(`${b.base}?error=empty#submit-form`);
+  });
+
+  it("removes an unfinished upload, so Submit is no longer refused for it", async () => {
+    const { req, b } = await openPull();
+    const first = await sendChunk(b, 1);
+    const mediaId = first.json().id as number;
+    expect((await remove(b, mediaId)).statusCode).toBe(204);
+    expect((await sendChunk(b, 2, mediaId)).statusCode).toBe(404);
+    const other = await uploadFile(b);
+    const submitted = await b.post("submit", {});
+    expect(submitted.headers.location).toBe(b.base);
+    expect((await getRequest(req.id)).complete).toBe(true);
+    expect((await t.ferry.media.rowsOfRequest(req.id)).map((m) => m.id)).toEqual([other]);
+  });
+
+  it("answers 404 for unknown ids, another request's file and a removed one", async () => {
+    const { b } = await openPull();
+    const { b: stranger } = await openPull();
+    const theirs = await uploadFile(stranger);
+    expect((await remove(b, theirs)).statusCode).toBe(404);
+    expect((await remove(b, 999999999)).statusCode).toBe(404);
+    expect((await remove(b, "abc")).statusCode).toBe(404);
+    const mine = await uploadFile(b);
+    expect((await remove(b, mine)).statusCode).toBe(204);
+    expect((await remove(b, mine)).statusCode).toBe(404);
+    // The stranger's file is untouched.
+    expect((await stranger.get("uploads", { "x-csrf-token": stranger.csrf })).json().files).toHaveLength(1);
+  });
+
+  it("refuses a removal without the CSRF header (403) and once the request is complete (422)", async () => {
+    const { b } = await openPull();
+    const mediaId = await uploadFile(b);
+    const forged = await remove(b, mediaId, "forged.token");
+    expect(forged.statusCode).toBe(403);
+    expect(forged.json()).toMatchObject({ code: "NOT_AUTHORIZED" });
+    expect((await b.post("submit", {})).headers.location).toBe(b.base);
+    const late = await remove(b, mediaId);
+    expect(late.statusCode).toBe(422);
+    expect(await blobKeys(mediaId)).toHaveLength(3);
   });
 });
 
@@ -527,16 +659,18 @@ describe("two-factor", () => {
       String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"),
     );
     const answers = await Promise.all(guesses.map((g) => b.post("tfa/verify", { code: g })));
-    expect(answers.filter((r) => r.body.includes("That code is not correct.")).length).toBeLessThanOrEqual(4);
+    expect(
+      answers.filter((r) => String(r.headers.location).includes("notice=wrong")).length,
+    ).toBeLessThanOrEqual(4);
     const row = await t.ferry.database.db
       .selectFrom("recipient_tfa_codes")
       .select("attempts")
       .where("request_id", "=", req.id as number)
       .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(5);
-    const right = await b.post("tfa/verify", { code });
-    expect(right.statusCode).toBe(400);
-    expect(right.body).toContain("this code is locked");
+    const right = await b.postAndFollow("tfa/verify", { code });
+    expect(right.post.headers.location).toBe(`${b.base}?notice=locked`);
+    expect(right.page.body).toContain("this code is locked");
   });
 
   it("shows the masked phone number instead of the uploader", async () => {
@@ -571,9 +705,9 @@ describe("two-factor", () => {
     const { b } = await openSmsPull("+15555554568");
     const code = await sendCode(b, "+15555554568");
     for (let i = 1; i <= 4; i++) {
-      const res = await b.post("tfa/verify", { code: wrongCode(code) });
-      expect(res.statusCode).toBe(400);
-      expect(res.body).toContain(
+      const res = await b.postAndFollow("tfa/verify", { code: wrongCode(code) });
+      expect(res.post.headers.location).toBe(`${b.base}?notice=wrong&left=${5 - i}`);
+      expect(res.page.body).toContain(
         `That code is not correct. ${5 - i} ${5 - i === 1 ? "attempt" : "attempts"} left.`,
       );
     }
@@ -583,11 +717,12 @@ describe("two-factor", () => {
     const { b } = await openSmsPull("+15555554569");
     const code = await sendCode(b, "+15555554569");
     for (let i = 1; i <= 4; i++) await b.post("tfa/verify", { code: wrongCode(code) });
-    const fifth = await b.post("tfa/verify", { code: wrongCode(code) });
-    expect(fifth.body).toContain("Too many wrong codes: this code is locked. Send a new code to try again.");
-    const lockedRight = await b.post("tfa/verify", { code });
-    expect(lockedRight.statusCode).toBe(400);
-    expect(lockedRight.body).toContain("this code is locked");
+    const fifth = await b.postAndFollow("tfa/verify", { code: wrongCode(code) });
+    expect(fifth.page.body).toContain(
+      "Too many wrong codes: this code is locked. Send a new code to try again.",
+    );
+    const lockedRight = await b.postAndFollow("tfa/verify", { code });
+    expect(lockedRight.page.body).toContain("this code is locked");
     expect(b.cookies.has("ferry_tfa")).toBe(false);
   });
 
@@ -640,9 +775,9 @@ describe("two-factor", () => {
     const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "jane@example.com" });
     const code = await sendCode(b, "jane@example.com");
     t.clock.advance(10 * 60_000 + 1000);
-    const expired = await b.post("tfa/verify", { code });
-    expect(expired.statusCode).toBe(400);
-    expect(expired.body).toContain("This code has expired. Send a new code.");
+    const expired = await b.postAndFollow("tfa/verify", { code });
+    expect(expired.post.headers.location).toBe(`${b.base}?notice=expired`);
+    expect(expired.page.body).toContain("This code has expired. Send a new code.");
   });
 
   it("refuses a code sent for another request", async () => {
@@ -651,18 +786,29 @@ describe("two-factor", () => {
     const otherCode = await sendCode(ob, "other@example.com");
     const mine = await sendCode(b, "mine@example.com");
     if (otherCode !== mine) {
-      const foreign = await b.post("tfa/verify", { code: otherCode });
-      expect(foreign.body).toContain("That code is not correct.");
+      const foreign = await b.postAndFollow("tfa/verify", { code: otherCode });
+      expect(foreign.page.body).toContain("That code is not correct.");
     }
   });
 
-  it("refuses a fourth code within 15 minutes with 429 and Retry-After", async () => {
+  it("refuses a fourth code within 15 minutes, redirecting with Retry-After to the page that says so", async () => {
     const { b } = await openPull({ tfa_send_to: "email", tfa_send_to_value: "limit@example.com" });
     for (let i = 0; i < 3; i++) await b.post("tfa/send", {});
-    const limited = await b.post("tfa/send", {});
-    expect(limited.statusCode).toBe(429);
-    expect(limited.body).toContain("Too many codes were sent. You can request a new code in");
-    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    const limited = await b.postAndFollow("tfa/send", {});
+    expect(limited.post.headers.location).toBe(`${b.base}?notice=send_limit`);
+    expect(Number(limited.post.headers["retry-after"])).toBeGreaterThan(0);
+    expect(limited.page.body).toContain(
+      "Too many codes were sent. You can request a new code in 15 minutes.",
+    );
+  });
+
+  it("ignores a forged notice in the page address", async () => {
+    const { b } = await openSmsPull("+15555554575");
+    for (const query of ["?notice=wrong&left=abc", "?notice=%3Cb%3E", "?notice=send_limit"]) {
+      const page = await b.get(query);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).not.toContain('id="tfa-notice"');
+    }
   });
 });
 
@@ -673,6 +819,65 @@ describe("push page and states", () => {
     expect(live.statusCode).toBe(200);
     expect(live.body).toContain("SANDBOX");
     expect(live.body).toContain("Files (0)");
+  });
+
+  it("sums up the files and offers them all as one zip, each counted as a download", async () => {
+    const draft = await buildPushRequest(t, owner, { expires_at: undefined });
+    const contents = { "report.pdf": Buffer.from("%PDF-1.4 report"), "photo.jpg": Buffer.alloc(1500, 9) };
+    for (const [name, data] of Object.entries(contents))
+      await buildMedia(t, owner, {
+        request: draft.id,
+        name,
+        data,
+        content_type: name.endsWith(".pdf") ? "application/pdf" : "image/jpeg",
+      });
+    const req = await sendDraft(t, owner, draft.id);
+    const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
+    expect(page.body).toMatch(
+      /<p class="fy-summary" id="files-summary">2 files · 1.5 KB( · expires in \d+ days)?<\/p>/,
+    );
+    expect(page.body).toContain("15 B · PDF document");
+    expect(page.body).toContain("1.5 KB · JPEG image");
+    expect(page.body).not.toContain("application/pdf");
+    expect(page.body).toContain(`href="/r/${req.identifier}/files/zip"`);
+    const zip = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/files/zip` });
+    expect(zip.statusCode, zip.body).toBe(200);
+    expect(zip.headers["content-type"]).toBe("application/zip");
+    expect(Number(zip.headers["content-length"])).toBe(zip.rawPayload.length);
+    expect(zip.headers["content-disposition"]).toContain("Files from");
+    const entries = await unzip(zip.rawPayload);
+    expect([...entries.keys()].sort()).toEqual(["photo.jpg", "report.pdf"]);
+    for (const [name, data] of Object.entries(contents)) expect(entries.get(name)?.equals(data)).toBe(true);
+    // Each file's download is recorded once the response has ended.
+    const ids = (await t.ferry.media.rowsOfRequest(req.id)).map((m) => String(m.id));
+    const recorded = async () =>
+      (
+        await t.ferry.database.db
+          .selectFrom("audit_entries")
+          .select("relation_key")
+          .where("code", "=", "ABB-0010")
+          .where("related_model", "=", "media")
+          .execute()
+      ).filter((d) => ids.includes(String(d.relation_key)));
+    await eventually(async () => (await recorded()).length >= 2);
+    expect(await recorded()).toHaveLength(2);
+    for (const m of await t.ferry.media.rowsOfRequest(req.id)) expect(Number(m.times_downloaded)).toBe(1);
+  });
+
+  it("says a pull request expired in pull words", async () => {
+    const req = await createRequest({ type: "pull" });
+    t.clock.advance(0);
+    await t.ferry.database.db
+      .updateTable("requests")
+      .set({ is_expired: 1, complete: 1 })
+      .where("id", "=", req.id)
+      .execute();
+    const page = await t.app.inject({ method: "GET", url: `/r/${req.identifier}/` });
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain(
+      "It no longer accepts files. If you still need to send them, ask the requester",
+    );
+    expect(page.body).not.toContain("Contact the sender");
   });
 
   it("expires a push request through the sandbox helper", async () => {
@@ -975,7 +1180,10 @@ describe("rate limits", () => {
     expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
     expect(page.headers["cache-control"]).toBe("no-store");
     expect(Number(page.headers["retry-after"])).toBeGreaterThan(0);
-    expect(page.body).toContain("Too many requests. Wait a minute, then reload the page.");
+    expect(page.body).toContain("<h1>Too many requests</h1>");
+    expect(page.body).toContain("Wait a minute, then reload the page.");
+    // In the pages' style, from Ferry's origin.
+    expect(page.body).toContain('<link rel="stylesheet" href="/static/recipient.css">');
   });
 
   it("answers upload calls past the limit with a 429 JSON error", async () => {

@@ -1,7 +1,13 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Router } from "../../shared/feature.js";
-import type { RecipientContext, RecipientService } from "./recipient.service.js";
+import { expiresIn } from "./recipient.presenter.js";
+import {
+  type RecipientContext,
+  type RecipientService,
+  SUBMIT_REFUSALS,
+  type SubmitRefusal,
+} from "./recipient.service.js";
 import { htmlResponse, IdentifierParams, pagePath, sendPage } from "./recipient-http.js";
 import type { LinkRequest, RecipientSession } from "./recipient-session.js";
 import { type TwoFactorService, tfaSubjectOfRequest } from "./two-factor.service.js";
@@ -20,6 +26,8 @@ interface PageExtras {
   status?: number;
   error?: string | undefined;
   receiverMessage?: string;
+  /** Submit was refused for want of a file: the page asks for the confirmation. */
+  emptyRefused?: boolean;
 }
 
 /**
@@ -47,9 +55,15 @@ export async function renderRequestPage(
           chrome,
           card: await recipient.card(ctx),
           expiredAt: ctx.request.expires_at ?? ctx.request.completed_at,
+          kind: ctx.request.type === "pull" ? "pull" : "push",
         }),
       );
-    case "tfa":
+    case "tfa": {
+      const tfa = await twoFactor.status(tfaSubjectOfRequest(ctx.request)!);
+      let notice = extra.notice;
+      if (notice?.kind === "send_limit" && Number.isNaN(notice.retryAfterSeconds))
+        notice =
+          tfa.sendsLeft === 0 ? { kind: "send_limit", retryAfterSeconds: tfa.retryAfterSeconds } : undefined;
       return sendPage(
         reply,
         status,
@@ -58,11 +72,12 @@ export async function renderRequestPage(
           base: pagePath(ctx.request.identifier),
           noun: "request",
           csrf,
-          status: await twoFactor.status(tfaSubjectOfRequest(ctx.request)!),
-          notice: extra.notice,
+          status: tfa,
+          notice,
           card: await recipient.card(ctx),
         }),
       );
+    }
     case "completed":
       return sendPage(
         reply,
@@ -72,6 +87,7 @@ export async function renderRequestPage(
           card: await recipient.requesterCard(ctx),
           received: await recipient.files(ctx),
           receiverMessage: ctx.request.receiver_message,
+          completedAt: ctx.request.completed_at,
         }),
       );
     case "push":
@@ -86,6 +102,7 @@ export async function renderRequestPage(
           card: await recipient.card(ctx),
           files: await recipient.files(ctx),
           expiresAt: ctx.request.expires_at,
+          expiresIn: ctx.request.expires_at ? expiresIn(ctx.request.expires_at, recipient.now()) : undefined,
         }),
       );
     case "pull":
@@ -102,9 +119,36 @@ export async function renderRequestPage(
           received: await recipient.files(ctx),
           rules: recipient.uploadRules(ctx),
           error: extra.error,
+          emptyRefused: extra.emptyRefused ?? false,
           receiverMessage: extra.receiverMessage,
         }),
       );
+  }
+}
+
+/**
+ * The two-factor notice a redirect after a form post names (`?notice=wrong&left=3`); undefined
+ * for anything else. The send limit's wait is read from the code state when the page renders.
+ */
+export function tfaNoticeOf(notice: string | undefined, left: string | undefined): TfaNotice | undefined {
+  switch (notice) {
+    case "sent":
+    case "locked":
+    case "locked_out":
+    case "expired":
+    case "no_code":
+    case "malformed":
+      return { kind: notice };
+    case "wrong": {
+      const attemptsLeft = Number(left);
+      return Number.isSafeInteger(attemptsLeft) && attemptsLeft >= 0 && attemptsLeft < 100
+        ? { kind: "wrong", attemptsLeft }
+        : undefined;
+    }
+    case "send_limit":
+      return { kind: "send_limit", retryAfterSeconds: Number.NaN };
+    default:
+      return undefined;
   }
 }
 
@@ -122,7 +166,11 @@ export async function registerRequestPage(app: Router, deps: PageDeps): Promise<
         summary:
           "Recipient page: push files, pull uploader, two-factor step, completed or expired page (HTML)",
         params: IdentifierParams,
-        querystring: Type.Object({ notice: Type.Optional(Type.String()) }),
+        querystring: Type.Object({
+          notice: Type.Optional(Type.String({ description: "What the last two-factor form did." })),
+          left: Type.Optional(Type.String({ description: "Attempts left after a wrong code." })),
+          error: Type.Optional(Type.String({ description: "Why the last Submit was refused (pull page)." })),
+        }),
         response: {
           200: htmlResponse("The page."),
           404: htmlResponse("Unknown, deleted or foreign link (one page for all)."),
@@ -133,8 +181,17 @@ export async function registerRequestPage(app: Router, deps: PageDeps): Promise<
     async (request, reply) => {
       const ctx = await deps.session.load(request, reply);
       if (!ctx) return reply;
-      const notice: TfaNotice | undefined = request.query.notice === "sent" ? { kind: "sent" } : undefined;
-      return renderRequestPage(deps, request, reply, ctx, { notice });
+      const notice = tfaNoticeOf(request.query.notice, request.query.left);
+      const refusal = request.query.error;
+      const error =
+        refusal && Object.hasOwn(SUBMIT_REFUSALS, refusal)
+          ? SUBMIT_REFUSALS[refusal as SubmitRefusal]
+          : undefined;
+      return renderRequestPage(deps, request, reply, ctx, {
+        notice,
+        error,
+        emptyRefused: refusal === "empty",
+      });
     },
   );
 }

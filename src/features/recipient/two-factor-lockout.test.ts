@@ -39,32 +39,31 @@ describe("two-factor failures in a row, over every code", () => {
     for (let i = 0; i < 5; i++) await b.post("tfa/verify", { code: wrong(first) });
     const second = await sendCode(b, to);
     await b.post("tfa/verify", { code: wrong(second) });
-    const last = await b.post("tfa/verify", { code: wrong(second) });
+    const last = await b.postAndFollow("tfa/verify", { code: wrong(second) });
     return { second, last };
   }
 
   it("locks the link after the limit, even against the right code of a new code", async () => {
     const { req, b, to } = await openPull();
     const { second, last } = await lockOut(b, to);
-    expect(last.statusCode).toBe(400);
-    expect(last.body).toContain(LOCKED_OUT);
-    const right = await b.post("tfa/verify", { code: second });
-    expect(right.statusCode).toBe(400);
-    expect(right.body).toContain(LOCKED_OUT);
+    expect(last.post.headers.location).toBe(`${b.base}?notice=locked_out`);
+    expect(last.page.body).toContain(LOCKED_OUT);
+    const right = await b.postAndFollow("tfa/verify", { code: second });
+    expect(right.page.body).toContain(LOCKED_OUT);
     expect(b.cookies.has("ferry_tfa")).toBe(false);
     expect(await failures(req.id)).toBe(7);
   });
 
-  it("offers no form once locked and refuses sending another code with 403", async () => {
+  it("offers no form once locked and refuses sending another code", async () => {
     const { b, to } = await openPull();
     await lockOut(b, to);
     const page = await b.get();
     expect(page.body).toContain(LOCKED_OUT);
     expect(page.body).not.toContain("tfa/send");
     expect(page.body).not.toContain("tfa/verify");
-    const send = await b.post("tfa/send", {});
-    expect(send.statusCode).toBe(403);
-    expect(send.body).toContain(LOCKED_OUT);
+    const send = await b.postAndFollow("tfa/send", {});
+    expect(send.post.headers.location).toBe(`${b.base}?notice=locked_out`);
+    expect(send.page.body).toContain(LOCKED_OUT);
   });
 
   it("records the lock in the audit log for the owner", async () => {
@@ -92,7 +91,7 @@ describe("two-factor failures in a row, over every code", () => {
     );
     await Promise.all(guesses.map((code) => b.post("tfa/verify", { code })));
     expect(await failures(req.id)).toBe(7);
-    expect((await b.post("tfa/verify", { code: second })).body).toContain(LOCKED_OUT);
+    expect((await b.postAndFollow("tfa/verify", { code: second })).page.body).toContain(LOCKED_OUT);
   });
 
   it("forgets the failures after a right code", async () => {

@@ -1,14 +1,13 @@
 import { Type } from "typebox";
 import type { Router } from "../../shared/feature.js";
 import { htmlResponse, IdentifierParams, pagePath } from "./recipient-http.js";
-import { type PageDeps, renderRequestPage } from "./request.pages.js";
+import type { PageDeps } from "./request.pages.js";
 import { tfaSubjectOfRequest } from "./two-factor.service.js";
-import type { TfaNotice } from "./views/pages.js";
 
 /**
  * The two-factor forms of a link: send a code to the request's masked destination, and check a
- * code (success starts the two-factor session). Both answer with a redirect to the page, or with
- * the page itself showing what went wrong.
+ * code (success starts the two-factor session). Both answer with a redirect to the page (PRG): a
+ * refusal names itself in `?notice=`, so a reload of the page never posts the form again.
  */
 export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promise<void> {
   const { recipient, twoFactor, session } = deps;
@@ -26,10 +25,11 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
           csrf_token: Type.String({ description: "The CSRF token of the page's form." }),
         }),
         response: {
-          303: Type.Null(),
+          303: Type.Null({
+            description:
+              "To the page: `?notice=sent`, or `?notice=send_limit` (with Retry-After) or `?notice=locked_out` when refused.",
+          }),
           404: htmlResponse("Unknown link."),
-          403: htmlResponse("Locked after too many wrong codes."),
-          429: htmlResponse("Send limit reached."),
         },
       },
     },
@@ -43,16 +43,14 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
         tfaSubjectOfRequest(ctx.request)!,
         recipient.chrome(ctx).brandName,
       );
+      const path = pagePath(ctx.request.identifier);
       if (!result.ok && result.reason === "locked_out")
-        return renderRequestPage(deps, request, reply, ctx, { status: 403, notice: { kind: "locked_out" } });
+        return reply.redirect(`${path}?notice=locked_out`, 303);
       if (!result.ok) {
         reply.header("retry-after", String(result.retryAfterSeconds));
-        return renderRequestPage(deps, request, reply, ctx, {
-          status: 429,
-          notice: { kind: "send_limit", retryAfterSeconds: result.retryAfterSeconds },
-        });
+        return reply.redirect(`${path}?notice=send_limit`, 303);
       }
-      return reply.redirect(`${pagePath(ctx.request.identifier)}?notice=sent`, 303);
+      return reply.redirect(`${path}?notice=sent`, 303);
     },
   );
 
@@ -67,8 +65,10 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
         params: IdentifierParams,
         body: Type.Object({ csrf_token: Type.String(), code: Type.String({ maxLength: 20 }) }),
         response: {
-          303: Type.Null(),
-          400: htmlResponse("Wrong, expired or locked code."),
+          303: Type.Null({
+            description:
+              "To the page with the session cookie, or back to the code step with `?notice=wrong&left=<n>`, `locked`, `locked_out`, `expired`, `no_code` or `malformed`.",
+          }),
           404: htmlResponse("Unknown link."),
         },
       },
@@ -79,11 +79,8 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
       session.checkFormCsrf(request, ctx, request.body.csrf_token);
       const result = await twoFactor.verifyCode(tfaSubjectOfRequest(ctx.request)!, request.body.code);
       if (!result.ok) {
-        const notice: TfaNotice =
-          result.reason === "wrong"
-            ? { kind: "wrong", attemptsLeft: result.attemptsLeft }
-            : { kind: result.reason };
-        return renderRequestPage(deps, request, reply, ctx, { status: 400, notice });
+        const query = result.reason === "wrong" ? `wrong&left=${result.attemptsLeft}` : result.reason;
+        return reply.redirect(`${pagePath(ctx.request.identifier)}?notice=${query}`, 303);
       }
       session.startSession(request, reply, ctx);
       return reply.redirect(pagePath(ctx.request.identifier), 303);

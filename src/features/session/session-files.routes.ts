@@ -266,6 +266,31 @@ export async function registerSessionFiles(
     },
   );
 
+  app.delete(
+    "/s/:token/features/:featureId/uploads/:mediaId",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "deleteSessionUpload",
+        tags,
+        summary:
+          "Remove one of this recipient's files of a pull feature before Submit (its stored bytes are destroyed; header X-CSRF-Token)",
+        params: Type.Object({ token: Type.String(), featureId: Type.String(), mediaId: Type.String() }),
+        response: { 204: Type.Null({ description: "Removed." }), ...errorResponses(403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const featureId = positiveId(request.params.featureId);
+      const mediaId = positiveId(request.params.mediaId);
+      const { page } = await uploadFeature(request, request.params.token, featureId);
+      await media.recipientRemove(page.session.container.id, mediaId, meta(request), {
+        featureId,
+        recipientId: page.session.recipient.id,
+      });
+      return reply.code(204).send(null);
+    },
+  );
+
   // Branding assets and the requester's picture: served through the token, not page calls.
   const asset = async (request: FastifyRequest, token: string): Promise<SessionPage | undefined> => {
     const page = await kit.resolve(request, token);

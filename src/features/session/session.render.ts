@@ -26,6 +26,14 @@ export const NOTICES = {
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 
+/** What a session page says after a refused Submit (`?refused=<reason>&feature=<id>`). */
+export const SUBMIT_REFUSALS = {
+  uploading:
+    "Some files are still uploading, or an earlier upload is unfinished. Finish or remove it, then submit.",
+  empty: "You have not added any file. Add files, or confirm that you want to submit without any.",
+  closed: "This request no longer accepts files.",
+} as const;
+
 /** What a form post shows when it is answered with the page itself. */
 export interface SessionExtras {
   status?: number;
@@ -77,7 +85,12 @@ export async function renderSession(
   const status = extras.status ?? 200;
   const subject = kit.tfaSubject(page);
   if (subject && !kit.unlocked(request, page)) {
-    const tfaNotice = extras.tfaNotice ?? (extras.notice === "sent" ? { kind: "sent" as const } : undefined);
+    const tfa = await twoFactor.status(subject);
+    let tfaNotice = extras.tfaNotice ?? (extras.notice === "sent" ? { kind: "sent" as const } : undefined);
+    // The send limit's wait comes from the code state, not from the address.
+    if (tfaNotice?.kind === "send_limit" && Number.isNaN(tfaNotice.retryAfterSeconds))
+      tfaNotice =
+        tfa.sendsLeft === 0 ? { kind: "send_limit", retryAfterSeconds: tfa.retryAfterSeconds } : undefined;
     return sendPage(
       reply,
       status,
@@ -86,7 +99,7 @@ export async function renderSession(
         base: page.base,
         noun: "session",
         csrf,
-        status: await twoFactor.status(subject),
+        status: tfa,
         notice: tfaNotice,
         card,
       }),

@@ -4,22 +4,11 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule, Router } from "../../shared/feature.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
+import { TOO_MANY_REQUESTS_PAGE } from "../../web/too-many-requests.js";
 import type { MediaService } from "../media/index.js";
-import {
-  htmlResponse,
-  isHttps,
-  pageCaller,
-  type TfaNotice,
-  type TwoFactorService,
-} from "../recipient/index.js";
+import { htmlResponse, isHttps, pageCaller, type TwoFactorService, tfaNoticeOf } from "../recipient/index.js";
 import { actionSource, type SessionPage, type SessionPages } from "./session.context.js";
-import {
-  chatEntryView,
-  NOTICES,
-  type NoticeKey,
-  renderSession,
-  type SessionExtras,
-} from "./session.render.js";
+import { chatEntryView, NOTICES, type NoticeKey, renderSession, SUBMIT_REFUSALS } from "./session.render.js";
 import { registerSessionFiles } from "./session-files.routes.js";
 
 const tags = ["session"];
@@ -46,9 +35,6 @@ const ChatPage = Type.Object(
   },
   { title: "SessionChat" },
 );
-
-const TOO_MANY_REQUESTS_PAGE =
-  '<!doctype html><html lang="en"><meta charset="utf-8"><title>Too many requests</title><link rel="stylesheet" href="/static/recipient.css"><main class="fy-main"><section class="fy-card"><h1>Too many requests</h1><p>Wait a minute, then reload the page.</p></section></main></html>';
 
 /** The page a form post is answered with on an error, or the redirect back on success (PRG). */
 function backTo(reply: FastifyReply, page: SessionPage, notice?: NoticeKey, anchor = ""): FastifyReply {
@@ -120,7 +106,14 @@ export function sessionRoutes(deps: {
           tags,
           summary: "A recipient's session: the code step, the session, or the expired page (HTML)",
           params: TokenParams,
-          querystring: Type.Object({ notice: Type.Optional(Type.String()) }),
+          querystring: Type.Object({
+            notice: Type.Optional(Type.String({ description: "What the last form post did." })),
+            left: Type.Optional(Type.String({ description: "Attempts left after a wrong code." })),
+            refused: Type.Optional(
+              Type.String({ description: "Why the last Submit was refused: uploading, empty or closed." }),
+            ),
+            feature: Type.Optional(Type.String({ description: "The feature whose Submit was refused." })),
+          }),
           response: {
             200: htmlResponse("The page."),
             404: htmlResponse("Unknown, deleted, inactive or foreign link (one page for all)."),
@@ -131,9 +124,20 @@ export function sessionRoutes(deps: {
       async (request, reply) => {
         const page = await kit.load(request, reply, request.params.token);
         if (!page) return reply;
-        const key = request.query.notice;
-        const notice = key && key in NOTICES ? (key as NoticeKey) : undefined;
-        return renderSession(kit, twoFactor, request, reply, page, { notice });
+        const { notice: key, left, refused, feature } = request.query;
+        const notice = key && Object.hasOwn(NOTICES, key) ? (key as NoticeKey) : undefined;
+        const tfaNotice = notice ? undefined : tfaNoticeOf(key, left);
+        const featureId = Number(feature);
+        const submit =
+          refused && Object.hasOwn(SUBMIT_REFUSALS, refused) && Number.isSafeInteger(featureId)
+            ? {
+                featureId,
+                error: SUBMIT_REFUSALS[refused as keyof typeof SUBMIT_REFUSALS],
+                message: "",
+                confirmEmpty: refused === "empty",
+              }
+            : undefined;
+        return renderSession(kit, twoFactor, request, reply, page, { notice, tfaNotice, submit });
       },
     );
 
@@ -158,11 +162,11 @@ export function sessionRoutes(deps: {
             ),
           }),
           response: {
-            303: Type.Null(),
+            303: Type.Null({
+              description:
+                "Back to the session: `?notice=submitted`, or `?refused=uploading|empty|closed&feature=<id>` when refused (a reload never posts again).",
+            }),
             404: htmlResponse("Unknown link."),
-            422: htmlResponse(
-              "Cannot submit now (uploads unfinished, no file without confirmation, closed).",
-            ),
           },
         },
       },
@@ -182,10 +186,11 @@ export function sessionRoutes(deps: {
         );
         if (result.ok) return backTo(reply, page, "submitted", `#feature-${featureId}`);
         if (result.reason === "absent") return kit.notFoundPage(reply);
-        return renderSession(kit, twoFactor, request, reply, page, {
-          status: 422,
-          submit: { featureId, error: result.message, message, confirmEmpty: result.reason === "empty" },
-        });
+        // Back to the page with the reason (PRG): a reload never posts again.
+        return reply.redirect(
+          `${page.base}?refused=${result.reason}&feature=${featureId}#feature-${featureId}`,
+          303,
+        );
       },
     );
 
@@ -196,8 +201,6 @@ export function sessionRoutes(deps: {
 /** The code step of a session whose container has an auth code: send a code, check it. */
 function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: TwoFactorService }): void {
   const { kit, twoFactor } = deps;
-  const answer = (request: FastifyRequest, reply: FastifyReply, page: SessionPage, extras: SessionExtras) =>
-    renderSession(kit, twoFactor, request, reply, page, extras);
 
   app.post(
     "/s/:token/tfa/send",
@@ -211,10 +214,11 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
         params: TokenParams,
         body: Type.Object({ csrf_token: Type.String() }),
         response: {
-          303: Type.Null(),
-          403: htmlResponse("Locked after too many wrong codes."),
+          303: Type.Null({
+            description:
+              "Back to the session: `?notice=sent`, or `?notice=send_limit` (with Retry-After) or `?notice=locked_out` when refused.",
+          }),
           404: htmlResponse("Unknown link."),
-          429: htmlResponse("Send limit reached."),
         },
       },
     },
@@ -226,13 +230,9 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
       if (!subject || kit.unlocked(request, page)) return backTo(reply, page);
       const result = await twoFactor.sendCode(subject, kit.chrome(page).brandName);
       if (result.ok) return backTo(reply, page, "sent");
-      if (result.reason === "locked_out")
-        return answer(request, reply, page, { status: 403, tfaNotice: { kind: "locked_out" } });
+      if (result.reason === "locked_out") return reply.redirect(`${page.base}?notice=locked_out`, 303);
       reply.header("retry-after", String(result.retryAfterSeconds));
-      return answer(request, reply, page, {
-        status: 429,
-        tfaNotice: { kind: "send_limit", retryAfterSeconds: result.retryAfterSeconds },
-      });
+      return reply.redirect(`${page.base}?notice=send_limit`, 303);
     },
   );
 
@@ -248,8 +248,10 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
         params: TokenParams,
         body: Type.Object({ csrf_token: Type.String(), code: Type.String({ maxLength: 20 }) }),
         response: {
-          303: Type.Null(),
-          400: htmlResponse("Wrong, expired or locked code."),
+          303: Type.Null({
+            description:
+              "To the session with the cookie, or back to the code step with `?notice=wrong&left=<n>`, `locked`, `locked_out`, `expired`, `no_code` or `malformed`.",
+          }),
           404: htmlResponse("Unknown link."),
         },
       },
@@ -262,11 +264,8 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
       if (!subject) return backTo(reply, page);
       const result = await twoFactor.verifyCode(subject, request.body.code);
       if (!result.ok) {
-        const tfaNotice: TfaNotice =
-          result.reason === "wrong"
-            ? { kind: "wrong", attemptsLeft: result.attemptsLeft }
-            : { kind: result.reason };
-        return answer(request, reply, page, { status: 400, tfaNotice });
+        const query = result.reason === "wrong" ? `wrong&left=${result.attemptsLeft}` : result.reason;
+        return reply.redirect(`${page.base}?notice=${query}`, 303);
       }
       kit.startCodeSession(request, reply, page);
       return backTo(reply, page);

@@ -345,11 +345,15 @@ describe("uploads and submit", () => {
   it("asks for a confirmation before submitting without any file", async () => {
     const { pull, ana } = await p2Session();
     const { b } = await open(ana);
-    const first = await b.post(`features/${pull.id}/submit`, { receiver_message: "Nothing to send" });
-    expect(first.statusCode).toBe(422);
-    expect(first.body).toContain("You have not added any file.");
-    expect(first.body).toContain("Submit without files");
-    expect(first.body).toContain("Nothing to send");
+    const first = await b.postAndFollow(`features/${pull.id}/submit`, {
+      receiver_message: "Nothing to send",
+    });
+    // A refusal redirects back (PRG): a reload of the page never posts again.
+    expect(first.post.headers.location).toBe(
+      `${ana.base}?refused=empty&feature=${pull.id}#feature-${pull.id}`,
+    );
+    expect(first.page.body).toContain("You have not added any file.");
+    expect(first.page.body).toContain("Submit without files");
     expect(await featureState("/v1/module_container_pull/pull/", pull.id)).toBe("pending");
     const confirmed = await b.post(`features/${pull.id}/submit`, { confirm_empty: "1" });
     expect(confirmed.statusCode).toBe(303);
@@ -395,6 +399,51 @@ describe("uploads and submit", () => {
       Buffer.from("b"),
     );
     expect(foreign.statusCode).toBe(404);
+  });
+
+  it("removes the recipient's own file before Submit, finished or not, with its stored parts", async () => {
+    const { pull, ana, ben } = await p2Session();
+    const { b } = await open(ana);
+    const done = await upload(b, pull.id, "wrong.pdf", Buffer.alloc(3000, 1));
+    const started = await b.chunk(
+      "POST",
+      `features/${pull.id}/uploads`,
+      { name: "half.pdf", size: String(CHUNK + 5), total_chunks: "2", current_chunk: "1" },
+      Buffer.alloc(CHUNK, 2),
+    );
+    const half = started.json().id as number;
+    // Another recipient, a forged token and unknown ids remove nothing.
+    const other = await open(ben);
+    expect((await other.b.json("DELETE", `features/${pull.id}/uploads/${done}`)).statusCode).toBe(404);
+    expect((await b.json("DELETE", `features/${pull.id}/uploads/999999999`)).statusCode).toBe(404);
+    const token = b.csrf;
+    b.csrf = "forged.token";
+    expect((await b.json("DELETE", `features/${pull.id}/uploads/${done}`)).statusCode).toBe(403);
+    b.csrf = token;
+    for (const id of [done, half]) {
+      const res = await b.json("DELETE", `features/${pull.id}/uploads/${id}`);
+      expect(res.statusCode, res.body).toBe(204);
+      expect((await h.call("GET", `/v1/media/${id}/`)).statusCode).toBe(404);
+    }
+    const parts = await h.t.ferry.database.db
+      .selectFrom("media_parts")
+      .select("media_id")
+      .where("media_id", "in", [done, half])
+      .execute();
+    expect(parts).toEqual([]);
+    expect((await b.json("GET", `features/${pull.id}/uploads`)).json().files).toEqual([]);
+    const removed = await h.t.ferry.database.db
+      .selectFrom("audit_entries")
+      .select("relation_key")
+      .where("code", "=", "ABA-0020")
+      .where("related_model", "=", "media")
+      .where("relation_key", "in", [String(done), String(half)])
+      .execute();
+    expect(removed).toHaveLength(2);
+    // Nothing left: Submit asks for the empty confirmation.
+    expect((await b.post(`features/${pull.id}/submit`, {})).headers.location).toBe(
+      `${ana.base}?refused=empty&feature=${pull.id}#feature-${pull.id}`,
+    );
   });
 
   it("refuses uploads and submits without the CSRF token", async () => {
@@ -521,6 +570,17 @@ describe("auth code", () => {
     expect((await events(c.id, "session_opened")).length).toBe(1);
   });
 
+  it("answers a wrong code with a redirect back to the code step that says how many tries are left", async () => {
+    const { ana, to } = await codedSession();
+    const { b } = await open(ana);
+    await b.post("tfa/send", {});
+    const code = await capturedCode(h.t, h.owner, to);
+    const wrong = await b.postAndFollow("tfa/verify", { code: code === "000000" ? "111111" : "000000" });
+    expect(wrong.post.headers.location).toBe(`${ana.base}?notice=wrong&left=4`);
+    expect(wrong.page.body).toContain("That code is not correct. 4 attempts left.");
+    expect(wrong.page.body).not.toContain("Your contract");
+  });
+
   it("does not open another recipient's session with the cookie of one", async () => {
     const { ana, ben, to } = await codedSession();
     const { b } = await open(ana);
@@ -542,7 +602,9 @@ describe("auth code", () => {
     }
     const locked = await b.get();
     expect(locked.body).toContain("this link is locked");
-    expect((await b.post("tfa/send", {})).statusCode).toBe(403);
+    const refused = await b.postAndFollow("tfa/send", {});
+    expect(refused.post.headers.location).toBe(`${ana.base}?notice=locked_out`);
+    expect(refused.page.body).toContain("this link is locked");
     expectJson(
       await h.call("POST", `/v1/module_container/container/${c.id}/auth_code/`, { send_as: "sms", to }),
       201,

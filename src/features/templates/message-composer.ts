@@ -52,6 +52,44 @@ export interface MessageInput {
   template?: { subject: string; html: string } | undefined;
   /** Absolute URL of the open-tracking pixel (emails only). */
   pixelUrl?: string | undefined;
+  /** A push request's files, listed by the default layout with their total size and the expiry. */
+  files?: { name: string; bytes: number }[] | undefined;
+}
+
+/** Human size with one decimal, powers of 1000 (as the recipient pages show it). */
+function sizeLabel(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+const expiryFormat = new Intl.DateTimeFormat("en-GB", {
+  dateStyle: "long",
+  timeStyle: "short",
+  timeZone: "UTC",
+});
+
+/** The files of a push message: one line each, then "3 files · 31.6 MB · available until …". */
+function filesBlock(input: MessageInput): string {
+  const files = input.request.type === "push" ? (input.files ?? []) : [];
+  if (files.length === 0) return "";
+  const total = files.reduce((sum, f) => sum + f.bytes, 0);
+  const expiry = input.request.expires_at
+    ? ` · available until ${expiryFormat.format(new Date(input.request.expires_at))} UTC`
+    : "";
+  const items = files
+    .map((f) => `<li>${escapeHtml(f.name)} <span style="color:#59636e">(${sizeLabel(f.bytes)})</span></li>`)
+    .join("\n");
+  return `<ul style="margin:0 0 8px;padding-left:20px">
+${items}
+</ul>
+<p style="margin:0 0 16px;font-weight:600">${files.length} ${files.length === 1 ? "file" : "files"} · ${sizeLabel(total)}${expiry}</p>`;
 }
 
 /** A composed email. */
@@ -252,6 +290,7 @@ function defaultLayout(input: MessageInput): string {
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(defaultSubject(input))}</title></head>
 <body style="margin:0;padding:24px;font-family:-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2328;line-height:1.5">
 ${paragraphs}
+${filesBlock(input)}
 <p style="margin:24px 0"><a href="${url}" style="background:#0b57d0;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none;display:inline-block">${action}</a></p>
 <p style="color:#59636e;font-size:12px">If the button does not work, open this address: ${url}</p>
 </body></html>`;

@@ -92,10 +92,10 @@ describe("the notice about unfinished uploads", () => {
 
   it("names each unfinished upload with the parts the server holds", () => {
     expect(unfinishedNotice([upload("a.zip", [1, 2], 5)])).toBe(
-      "Unfinished earlier upload: a.zip (2 of 5 parts). Choose that same file again to finish it, then submit.",
+      "Unfinished earlier upload: a.zip (2 of 5 parts). Choose that same file again to finish it, or remove it, then submit.",
     );
     expect(unfinishedNotice([upload("a.zip", [1], 5), upload("b.pdf", [2, 3], 3)])).toBe(
-      "Unfinished earlier uploads: a.zip (1 of 5 parts), b.pdf (2 of 3 parts). Choose those same files again to finish them, then submit.",
+      "Unfinished earlier uploads: a.zip (1 of 5 parts), b.pdf (2 of 3 parts). Choose those same files again to finish them, or remove them, then submit.",
     );
   });
 });

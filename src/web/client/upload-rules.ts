@@ -45,6 +45,7 @@ export function refusal(file: { name: string; size: number }, options: UploaderO
   const ext = dot > 0 ? file.name.slice(dot + 1).toLowerCase() : "";
   if (options.extensions.length > 0 && !options.extensions.includes(ext))
     return `not accepted: allowed types are ${options.extensions.join(", ")}`;
+  if (file.size === 0) return "empty (0 bytes): there is nothing to upload";
   if (file.size > options.maxFileBytes) return `too large: the limit is ${formatBytes(options.maxFileBytes)}`;
   return undefined;
 }
@@ -83,8 +84,8 @@ export function unfinishedNotice(uploads: ServerUpload[]): string {
     .map((u) => `${u.name} (${u.received_chunks.length} of ${u.total_chunks} parts)`)
     .join(", ");
   return uploads.length === 1
-    ? `Unfinished earlier upload: ${list}. Choose that same file again to finish it, then submit.`
-    : `Unfinished earlier uploads: ${list}. Choose those same files again to finish them, then submit.`;
+    ? `Unfinished earlier upload: ${list}. Choose that same file again to finish it, or remove it, then submit.`
+    : `Unfinished earlier uploads: ${list}. Choose those same files again to finish them, or remove them, then submit.`;
 }
 
 /** A failed upload call: `status` 0 for network errors and aborts. */

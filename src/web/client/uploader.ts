@@ -19,7 +19,7 @@ import {
   unfinishedNotice,
 } from "./upload-rules.js";
 
-type Status = "queued" | "uploading" | "paused" | "retrying" | "done" | "error";
+type Status = "queued" | "uploading" | "paused" | "retrying" | "done" | "error" | "removed";
 
 interface Item {
   file: File;
@@ -35,6 +35,9 @@ interface Item {
   row: HTMLLIElement;
   bar: HTMLProgressElement;
   text: HTMLElement;
+  remove: HTMLButtonElement;
+  /** The XMLHttpRequest of this item's chunk in flight. */
+  xhr: XMLHttpRequest | undefined;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -46,6 +49,13 @@ function el<K extends keyof HTMLElementTagNameMap>(
   if (cls) node.className = cls;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+/** "about 40 s left", "about 3 min left", "about 2 h left". */
+function timeLeft(seconds: number): string {
+  if (seconds < 60) return `about ${Math.max(1, Math.round(seconds))} s left`;
+  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min left`;
+  return `about ${Math.round(seconds / 3600)} h left`;
 }
 
 /** Wires the uploader to the pull page's elements. */
@@ -76,22 +86,14 @@ export class Uploader {
       form: HTMLFormElement;
       submit: HTMLButtonElement;
       submitHint: HTMLElement;
+      /** The "Submit without files" confirmation, shown while nothing is uploaded. */
+      confirmEmpty?: HTMLElement | undefined;
     },
   ) {
     this.base = options.base;
     ui.input.addEventListener("change", () => {
       this.add(Array.from(ui.input.files ?? []));
       ui.input.value = "";
-    });
-    ui.dropzone.addEventListener("dragover", (e) => {
-      e.preventDefault();
-      ui.dropzone.classList.add("fy-dragover");
-    });
-    ui.dropzone.addEventListener("dragleave", () => ui.dropzone.classList.remove("fy-dragover"));
-    ui.dropzone.addEventListener("drop", (e) => {
-      e.preventDefault();
-      ui.dropzone.classList.remove("fy-dragover");
-      this.add(Array.from(e.dataTransfer?.files ?? []));
     });
     ui.pause.addEventListener("click", () => this.setPaused(true));
     ui.resume.addEventListener("click", () => this.setPaused(false));
@@ -102,10 +104,163 @@ export class Uploader {
       }
     });
     window.addEventListener("online", () => this.wakeRetry?.());
+    window.addEventListener("beforeunload", (e) => {
+      if (!this.busy() || this.paused) return;
+      // Leaving now stops the upload in flight: the browser asks first.
+      e.preventDefault();
+      e.returnValue = "";
+    });
+    for (const li of Array.from(ui.received.querySelectorAll<HTMLLIElement>("li[data-media-id]"))) {
+      const name = li.querySelector(".fy-file-name")?.textContent ?? "file";
+      this.addRemoveButton(li, name, () => this.removeReceived(li, Number(li.dataset.mediaId), name));
+    }
+    // What the server holds: unfinished uploads left before a reload are listed at once.
+    void this.sync()
+      .then(() => this.refresh())
+      .catch(() => undefined);
+  }
+
+  /** The element that takes files dropped on it (the page routes drops anywhere to one uploader). */
+  get dropzone(): HTMLElement {
+    return this.ui.dropzone;
   }
 
   private busy(): boolean {
     return this.items.some((i) => i.status !== "done" && i.status !== "error");
+  }
+
+  /** A "Remove" button at the end of a file row. */
+  private addRemoveButton(li: HTMLElement, name: string, onClick: () => void): HTMLButtonElement {
+    const button = el("button", "fy-button fy-button-secondary fy-button-small", "Remove");
+    button.type = "button";
+    button.setAttribute("aria-label", `Remove ${name}`);
+    button.addEventListener("click", onClick);
+    li.append(button);
+    return button;
+  }
+
+  /** Moves focus somewhere sensible after a row (and its button) went away. */
+  private focusAfterRemoval(): void {
+    const next = this.ui.list
+      .closest("section, article, .fy-card")
+      ?.querySelector<HTMLButtonElement>("button[aria-label^='Remove']");
+    (next ?? this.ui.input).focus();
+  }
+
+  /** DELETE of one upload on the server; 404 counts as gone already. */
+  private async deleteOnServer(mediaId: number): Promise<void> {
+    const res = await fetch(`${this.base}/${mediaId}`, {
+      method: "DELETE",
+      headers: { "x-csrf-token": this.options.csrf, accept: "application/json" },
+    });
+    if (!res.ok && res.status !== 404) throw new HttpError(res.status, await errorText(res));
+  }
+
+  /** Removes a file the server already holds completely (listed under Received). */
+  private async removeReceived(li: HTMLElement, mediaId: number, name: string): Promise<void> {
+    try {
+      await this.deleteOnServer(mediaId);
+    } catch (err) {
+      this.announce(`${name} could not be removed: ${(err as Error).message}`);
+      return;
+    }
+    const item = this.items.find((i) => i.mediaId === mediaId);
+    if (item) {
+      item.status = "removed";
+      this.items.splice(this.items.indexOf(item), 1);
+      item.row.remove();
+    }
+    li.remove();
+    this.updateReceivedHeading();
+    this.refresh();
+    this.announce(`${name} removed.`);
+    this.focusAfterRemoval();
+  }
+
+  /** Removes a file of the list: stops its upload and destroys what the server holds of it. */
+  private async removeItem(item: Item): Promise<void> {
+    const wasActive = item.status !== "error";
+    item.status = "removed";
+    this.items.splice(this.items.indexOf(item), 1);
+    item.xhr?.abort();
+    item.row.remove();
+    this.refresh();
+    this.focusAfterRemoval();
+    if (!wasActive) return;
+    try {
+      let id = item.mediaId;
+      if (id === undefined && item.fingerprint !== undefined) {
+        // A first chunk may have arrived without its answer: find it by the file's identity.
+        const res = await fetch(this.base, {
+          headers: { "x-csrf-token": this.options.csrf, accept: "application/json" },
+        });
+        const body = res.ok ? ((await res.json()) as { files: ServerUpload[] }) : { files: [] };
+        const claimed = new Set(this.items.map((i) => i.mediaId));
+        const fingerprint = item.fingerprint;
+        id = body.files.find(
+          (f) =>
+            !claimed.has(f.id) &&
+            isUnfinishedUploadOf(f, { size: item.file.size, totalChunks: item.totalChunks, fingerprint }),
+        )?.id;
+      }
+      if (id !== undefined) await this.deleteOnServer(id);
+      this.announce(`${item.file.name} removed.`);
+    } catch (err) {
+      this.announce(`${item.file.name} could not be removed: ${(err as Error).message}`);
+    }
+    void this.sync()
+      .then(() => this.refresh())
+      .catch(() => undefined);
+  }
+
+  /** Removes an unfinished upload left before a reload (or in another tab). */
+  private async removeEarlier(upload: ServerUpload): Promise<void> {
+    try {
+      await this.deleteOnServer(upload.id);
+    } catch (err) {
+      this.announce(`${upload.name} could not be removed: ${(err as Error).message}`);
+      return;
+    }
+    this.unfinished = this.unfinished.filter((u) => u.id !== upload.id);
+    this.refresh();
+    this.announce(`${upload.name} removed.`);
+    this.focusAfterRemoval();
+  }
+
+  /** The rows of unfinished earlier uploads: "Choose this file again to continue" and Remove. */
+  private paintEarlier(): void {
+    const wanted = new Set(this.unfinished.map((u) => String(u.id)));
+    for (const row of Array.from(this.ui.list.querySelectorAll<HTMLLIElement>("li[data-earlier-id]")))
+      if (!wanted.has(row.dataset.earlierId ?? "")) row.remove();
+    for (const upload of this.unfinished) {
+      if (this.ui.list.querySelector(`li[data-earlier-id="${upload.id}"]`)) continue;
+      const row = el("li", "fy-file");
+      row.dataset.earlierId = String(upload.id);
+      row.dataset.state = "unfinished";
+      const info = el("div", "fy-file-info");
+      const parts = `${upload.received_chunks.length} of ${upload.total_chunks} parts`;
+      const bar = el("progress", "fy-progress");
+      bar.max = upload.total_chunks;
+      bar.value = upload.received_chunks.length;
+      bar.setAttribute("aria-label", `Upload progress of ${upload.name}`);
+      info.append(
+        el("p", "fy-file-name", upload.name),
+        bar,
+        el(
+          "p",
+          "fy-muted",
+          `${upload.size === null ? "" : `${formatBytes(upload.size)} · `}Unfinished (${parts}). Choose this file again to continue.`,
+        ),
+      );
+      row.append(info);
+      this.addRemoveButton(row, upload.name, () => void this.removeEarlier(upload));
+      this.ui.list.prepend(row);
+    }
+  }
+
+  private updateReceivedHeading(): void {
+    const word = (this.ui.receivedHeading.textContent ?? "Received").replace(/\s*\(\d+\)\s*$/, "");
+    this.ui.receivedHeading.textContent = `${word} (${this.ui.received.children.length})`;
   }
 
   private announce(message: string): void {
@@ -115,7 +270,11 @@ export class Uploader {
   /** Adds files: refused ones are listed with the reason, the others queued. */
   add(files: File[]): void {
     for (const file of files) {
-      const reason = refusal(file, this.options);
+      const twin = this.items.find(
+        (i) =>
+          i.file.name === file.name && i.file.size === file.size && i.file.lastModified === file.lastModified,
+      );
+      const reason = twin ? "already in the list: a file is added only once" : refusal(file, this.options);
       const item = this.render(file);
       if (reason) {
         item.status = "error";
@@ -142,7 +301,7 @@ export class Uploader {
     info.append(bar, text);
     row.append(info);
     this.ui.list.append(row);
-    return {
+    const item: Item = {
       file,
       fingerprint: undefined,
       totalChunks: Math.max(1, Math.ceil(file.size / this.options.chunkBytes)),
@@ -154,7 +313,11 @@ export class Uploader {
       row,
       bar,
       text,
+      remove: undefined as unknown as HTMLButtonElement,
+      xhr: undefined,
     };
+    item.remove = this.addRemoveButton(row, file.name, () => void this.removeItem(item));
+    return item;
   }
 
   private sentBytes(item: Item): number {
@@ -183,6 +346,7 @@ export class Uploader {
       retrying: `Connection lost at ${pct}%: retrying`,
       done: "Uploaded",
       error: "Not uploaded",
+      removed: "Removed",
     };
     item.text.textContent = `${formatBytes(item.file.size)} · ${item.message || label[item.status]}`;
     item.row.dataset.state = item.status;
@@ -199,12 +363,20 @@ export class Uploader {
           : 0
         : Math.floor((sent / total) * 100);
     this.ui.overall.hidden = active.length === 0;
+    // A finished list needs no progress: the files show under Received.
     this.ui.overallBar.value = pct;
     const done = active.filter((i) => i.status === "done").length;
-    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)`;
+    const pace = this.pace(sent, total);
+    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)${pace ? ` · ${pace}` : ""}`;
     const busy = this.busy();
+    const hadFocus = document.activeElement === this.ui.pause || document.activeElement === this.ui.resume;
     this.ui.pause.hidden = this.paused || !busy;
     this.ui.resume.hidden = !this.paused || !busy;
+    if (hadFocus && !busy) this.ui.input.focus();
+    this.paintEarlier();
+    if (this.ui.confirmEmpty)
+      this.ui.confirmEmpty.hidden =
+        this.ui.received.children.length > 0 || this.items.some((i) => i.status !== "error");
     this.ui.submit.setAttribute("aria-disabled", busy ? "true" : "false");
     this.ui.submitHint.textContent = busy
       ? "Uploads in progress: Submit becomes available when they finish."
@@ -212,6 +384,26 @@ export class Uploader {
         ? unfinishedNotice(this.unfinished)
         : "Submit when every file is uploaded. You cannot add files afterwards.";
     for (const item of this.items) this.paint(item);
+  }
+
+  /** Bytes sent over the last seconds, to tell the speed and the time left. */
+  private samples: { at: number; sent: number }[] = [];
+
+  /** "2.1 MB/s · about 3 min left" while uploading, from the last 5 seconds; "" otherwise. */
+  private pace(sent: number, total: number): string {
+    const uploading = !this.paused && this.items.some((i) => i.status === "uploading");
+    if (!uploading) {
+      this.samples = [];
+      return "";
+    }
+    const now = performance.now();
+    this.samples.push({ at: now, sent });
+    while (this.samples.length > 2 && now - this.samples[0]!.at > 5000) this.samples.shift();
+    const first = this.samples[0]!;
+    const seconds = (now - first.at) / 1000;
+    if (seconds < 1 || sent <= first.sent) return "";
+    const rate = (sent - first.sent) / seconds;
+    return `${formatBytes(Math.round(rate))}/s · ${timeLeft((total - sent) / rate)}`;
   }
 
   private setPaused(paused: boolean): void {
@@ -273,6 +465,15 @@ export class Uploader {
         const file = { size: item.file.size, totalChunks: item.totalChunks, fingerprint };
         server = body.files.find((f) => !claimed.has(f.id) && isUnfinishedUploadOf(f, file));
       }
+      if (!server && item.mediaId === undefined && fingerprint !== undefined) {
+        const twin = body.files.find(
+          (f) => f.state === "available" && f.fingerprint === fingerprint && f.name === item.file.name,
+        );
+        if (twin) {
+          this.fail(item, "Already uploaded: this same file is under Received.");
+          continue;
+        }
+      }
       if (!server) continue;
       item.mediaId = server.id;
       claimed.add(server.id);
@@ -291,9 +492,15 @@ export class Uploader {
     const info = el("div", "fy-file-info");
     info.append(el("p", "fy-file-name", item.file.name), el("p", "fy-muted", formatBytes(item.file.size)));
     li.append(info);
-    if (item.mediaId !== undefined) li.dataset.mediaId = String(item.mediaId);
+    if (item.mediaId !== undefined) {
+      const mediaId = item.mediaId;
+      li.dataset.mediaId = String(mediaId);
+      this.addRemoveButton(li, item.file.name, () => void this.removeReceived(li, mediaId, item.file.name));
+    }
+    // The row under Received has the Remove button from now on.
+    item.remove.remove();
     this.ui.received.append(li);
-    this.ui.receivedHeading.textContent = `Received (${this.ui.received.children.length})`;
+    this.updateReceivedHeading();
     this.announce(`${item.file.name} uploaded.`);
   }
 
@@ -319,6 +526,7 @@ export class Uploader {
             synced = true;
             if (item.status === "done") continue;
           }
+          if (item.status !== "queued" && item.status !== "retrying" && item.status !== "uploading") continue;
           item.status = "uploading";
           item.message = "";
           this.refresh();
@@ -326,6 +534,7 @@ export class Uploader {
           if (item.status === "uploading") this.finish(item);
           this.refresh();
         } catch (err) {
+          if ((item.status as Status) === "removed") continue;
           if (this.paused) break;
           if (err instanceof HttpError && err.status !== 0 && err.status !== 429 && err.status < 500) {
             this.fail(item, err.message);
@@ -368,7 +577,7 @@ export class Uploader {
 
   private async uploadItem(item: Item): Promise<void> {
     for (let n = 1; n <= item.totalChunks; n++) {
-      if (this.paused) return;
+      if (this.paused || item.status === "removed") return;
       if (item.received.has(n)) continue;
       const start = (n - 1) * this.options.chunkBytes;
       const blob = item.file.slice(start, start + this.options.chunkBytes);
@@ -384,6 +593,8 @@ export class Uploader {
       form.append("current_chunk", String(n));
       form.append("file", blob, item.file.name);
       const answer = await this.send(item, item.mediaId === undefined ? "POST" : "PUT", form);
+      if ((item.status as Status) === "removed") return;
+      if (this.retries > 0) this.announce(`Connection restored. Uploading ${item.file.name}…`);
       this.retries = 0;
       item.mediaId = answer.id;
       item.received = new Set(answer.received_chunks);
@@ -398,6 +609,7 @@ export class Uploader {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       this.current = xhr;
+      item.xhr = xhr;
       xhr.open(method, method === "POST" ? this.base : `${this.base}/${item.mediaId}`);
       xhr.setRequestHeader("x-csrf-token", this.options.csrf);
       xhr.setRequestHeader("accept", "application/json");
@@ -407,15 +619,18 @@ export class Uploader {
       };
       xhr.onload = () => {
         this.current = undefined;
+        item.xhr = undefined;
         if (xhr.status >= 200 && xhr.status < 300) resolve(JSON.parse(xhr.responseText) as ServerUpload);
         else reject(new HttpError(xhr.status, describeError(xhr.responseText, xhr.status)));
       };
       xhr.onerror = () => {
         this.current = undefined;
+        item.xhr = undefined;
         reject(new HttpError(0, "network error"));
       };
       xhr.onabort = () => {
         this.current = undefined;
+        item.xhr = undefined;
         reject(new HttpError(0, "aborted"));
       };
       xhr.send(form);

@@ -60,8 +60,7 @@ export function FileInfo(props: { file: FileView }): VNode {
     <div class="fy-file-info">
       <p class="fy-file-name">{file.name}</p>
       <p class="fy-muted">
-        {file.sizeLabel}
-        {file.contentType ? ` · ${file.contentType}` : ""}
+        {file.sizeLabel} · {file.typeLabel}
       </p>
     </div>
   );

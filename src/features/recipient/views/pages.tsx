@@ -1,6 +1,6 @@
 import type { VNode } from "preact";
 import { Layout } from "../../../web/layout.js";
-import type { FileView, RequesterCardView } from "../recipient.presenter.js";
+import { type FileView, filesSummary, type RequesterCardView } from "../recipient.presenter.js";
 import type { TfaStatus } from "../two-factor.service.js";
 import { Alert, CsrfField, FileInfo, MessageCard, RequesterCard } from "./components.js";
 
@@ -38,22 +38,36 @@ export function NotFoundPage(props: { chrome: PageChrome }): VNode {
   );
 }
 
+/** A date in UTC on the server, shown in the reader's own time zone by the page script. */
+export function LocalTime(props: { iso: string }): VNode {
+  return <time datetime={props.iso}>{formatDate(props.iso)}</time>;
+}
+
 /** An expired request: nothing can be downloaded or uploaded any more. */
 export function ExpiredPage(props: {
   chrome: PageChrome;
   card: RequesterCardView;
   expiredAt: string | null;
+  /** A push request offered files; a pull request asked for them. */
+  kind: "push" | "pull";
 }): VNode {
+  const pull = props.kind === "pull";
   return (
-    <Layout title="Request expired" {...props.chrome}>
+    <Layout title="Request expired" {...props.chrome} withScript>
       <section class="fy-card">
         <h1>This request has expired</h1>
         <p>
-          {props.expiredAt ? `It expired on ${formatDate(props.expiredAt)}. ` : ""}
-          Its files are no longer available. Contact the sender if you still need them.
+          {props.expiredAt ? (
+            <>
+              It expired on <LocalTime iso={props.expiredAt} />.{" "}
+            </>
+          ) : null}
+          {pull
+            ? "It no longer accepts files. If you still need to send them, ask the requester for a new link."
+            : "Its files are no longer available. Contact the sender if you still need them."}
         </p>
       </section>
-      <RequesterCard card={props.card} heading="Sender" />
+      <RequesterCard card={props.card} heading={pull ? "Requested by" : "Sender"} />
     </Layout>
   );
 }
@@ -197,16 +211,29 @@ export function PushPage(props: {
   card: RequesterCardView;
   files: FileView[];
   expiresAt: string | null;
+  /** "expires in 14 days", when the request expires. */
+  expiresIn?: string | undefined;
 }): VNode {
   const base = `/r/${encodeURIComponent(props.identifier)}/`;
+  const summary = [filesSummary(props.files), props.expiresIn].filter(Boolean).join(" · ");
   return (
-    <Layout title="Files for you" {...props.chrome}>
+    <Layout title="Files for you" {...props.chrome} withScript>
       <h1>{props.card.name ? `${props.card.name} sent you files` : "Files for you"}</h1>
       <RequesterCard card={props.card} heading="Sender" />
       <MessageCard message={props.message} heading="Message" />
       <section class="fy-card" aria-labelledby="files-heading">
         <h2 id="files-heading">Files ({props.files.length})</h2>
+        <p class="fy-summary" id="files-summary">
+          {summary}
+        </p>
         {props.files.length === 0 ? <p>No files are available.</p> : null}
+        {props.files.length > 1 ? (
+          <p class="fy-actions">
+            <a class="fy-button" href={`${base}files/zip`} download aria-describedby="files-summary">
+              Download all (zip)
+            </a>
+          </p>
+        ) : null}
         <ul class="fy-files">
           {props.files.map((file) => (
             <li class="fy-file">
@@ -224,7 +251,7 @@ export function PushPage(props: {
         </ul>
         {props.expiresAt ? (
           <p class="fy-muted">
-            Available until <time datetime={props.expiresAt}>{formatDate(props.expiresAt)}</time>.
+            Available until <LocalTime iso={props.expiresAt} />.
           </p>
         ) : null}
       </section>
@@ -250,6 +277,8 @@ export function PullPage(props: {
   received: FileView[];
   rules: UploadRules;
   error?: string | undefined;
+  /** The last Submit was refused for want of a file. */
+  emptyRefused?: boolean;
   receiverMessage?: string | undefined;
 }): VNode {
   const base = `/r/${encodeURIComponent(props.identifier)}/`;
@@ -272,7 +301,7 @@ export function PullPage(props: {
       <h1>{props.card.name ? `${props.card.name} asks you for files` : "Upload files"}</h1>
       <RequesterCard card={props.card} heading="Requested by" />
       <MessageCard message={props.message} heading="Message" />
-      {props.error ? <Alert kind="error" text={props.error} /> : null}
+      {props.error ? <Alert kind="error" text={props.error} id="submit-error" /> : null}
       <section class="fy-card" aria-labelledby="upload-heading">
         <h2 id="upload-heading">Your files</h2>
         <p class="fy-hint" id="upload-rules">
@@ -330,6 +359,21 @@ export function PullPage(props: {
             {props.receiverMessage ?? ""}
           </textarea>
         </div>
+        <div class="fy-field fy-check" id="confirm-empty" hidden={props.received.length > 0}>
+          <input
+            id="confirm-empty-input"
+            type="checkbox"
+            name="confirm_empty"
+            value="1"
+            aria-describedby="confirm-empty-hint"
+          />
+          <label for="confirm-empty-input">Submit without files</label>
+          <p class="fy-hint" id="confirm-empty-hint">
+            {props.emptyRefused
+              ? "No file was uploaded: tick this box to confirm that you send none."
+              : "No file is uploaded yet. Tick this box only if you have nothing to send."}
+          </p>
+        </div>
         <div class="fy-actions">
           <button type="submit" class="fy-button" id="submit-button">
             Submit
@@ -350,12 +394,24 @@ export function CompletedPage(props: {
   card: RequesterCardView | null;
   received: FileView[];
   receiverMessage: string | null;
+  /** When the request was submitted. */
+  completedAt: string | null;
 }): VNode {
   return (
-    <Layout title="Request complete" {...props.chrome}>
-      <section class="fy-card" aria-labelledby="done-heading">
+    <Layout title="Request complete" {...props.chrome} withScript>
+      <section class="fy-card fy-completed" aria-labelledby="done-heading">
+        <p class="fy-done-mark" aria-hidden="true">
+          ✓
+        </p>
         <h1 id="done-heading">Thank you, your files were sent</h1>
-        <p>This request is complete and accepts no more files.</p>
+        <p>
+          {props.completedAt ? (
+            <>
+              Sent on <LocalTime iso={props.completedAt} />.{" "}
+            </>
+          ) : null}
+          This request is complete and accepts no more files.
+        </p>
         {props.received.length > 0 ? (
           <ul class="fy-files" aria-label="Files sent">
             {props.received.map((file) => (

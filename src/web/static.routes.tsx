@@ -1,0 +1,70 @@
+import type { RouteModule } from "../shared/feature.js";
+import { buildWebAssets } from "./assets.js";
+import { assetUrls, Layout, renderDocument } from "./layout.js";
+import { applyRecipientHeaders } from "./security-headers.js";
+
+/** What `/` shows: what Ferry is, where a recipient's link leads, where the API is described. */
+const HOME_PAGE = renderDocument(
+  <Layout
+    title="Secure file exchange"
+    sandbox={false}
+    brandName="Ferry"
+    footer="Ferry is open, self-hostable secure file exchange."
+  >
+    <section class="fy-card" aria-labelledby="home-heading">
+      <h1 id="home-heading">Ferry: secure file exchange</h1>
+      <p>
+        Files are sent and requested here through private links. If you received such a link by email or text
+        message, open it from there: it leads to your own page.
+      </p>
+      <p>
+        Developers: the API is described at <a href="/docs">/docs</a> (OpenAPI document at{" "}
+        <a href="/v1/openapi.json">/v1/openapi.json</a>).
+      </p>
+    </section>
+  </Layout>,
+);
+
+/**
+ * GET /static/recipient.css and /static/recipient.js: the first-party assets of the recipient pages,
+ * built at start (src/web/assets.ts), served with ETag revalidation and gzip when accepted.
+ */
+export const webStaticRoutes: RouteModule = async (app) => {
+  const assets = await buildWebAssets();
+  app.get("/", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    applyRecipientHeaders(reply, false);
+    return reply.type("text/html; charset=utf-8").send(HOME_PAGE);
+  });
+  // Browsers ask for /favicon.ico on their own: the same icon, as SVG.
+  app.get("/favicon.ico", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    const icon = assets.get(assetUrls.icon)!;
+    reply.header("cache-control", "public, max-age=86400");
+    reply.header("x-content-type-options", "nosniff");
+    return reply.type(icon.contentType).send(icon.body);
+  });
+  app.get(
+    "/static/:file",
+    {
+      config: { public: true },
+      schema: { hide: true, params: { type: "object", properties: { file: { type: "string" } } } },
+    },
+    async (request, reply) => {
+      const asset = assets.get(request.url.split("?")[0]!.replace(/\/$/, ""));
+      reply.header("x-content-type-options", "nosniff");
+      reply.header("cross-origin-resource-policy", "same-origin");
+      if (!asset) {
+        return reply.code(404).type("text/plain; charset=utf-8").send("Not found.");
+      }
+      reply.header("etag", asset.etag);
+      reply.header("cache-control", "public, max-age=300, must-revalidate");
+      reply.header("vary", "accept-encoding");
+      if (request.headers["if-none-match"] === asset.etag) return reply.code(304).send();
+      reply.type(asset.contentType);
+      if (/\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""))) {
+        reply.header("content-encoding", "gzip");
+        return reply.send(asset.gzip);
+      }
+      return reply.send(asset.body);
+    },
+  );
+};
