@@ -12,6 +12,7 @@ export function auditRoutes(search: AuditService): RouteModule {
       {
         config: { scope: "audit" },
         schema: {
+          operationId: "searchAuditLog",
           tags: ["audit"],
           summary: "Search the account's audit log, newest first, with exact filters and marker pagination",
           security: jwtSecurity,

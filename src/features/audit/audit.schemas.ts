@@ -56,6 +56,7 @@ export const LogEntrySchema = Type.Object(
     etag: Type.String({ description: "Changes whenever the entry's content changes." }),
   },
   {
+    title: "LogEntry",
     examples: [
       {
         PartitionKey: "7-20260115",
@@ -78,16 +79,22 @@ export const LogEntrySchema = Type.Object(
 );
 
 /** The spec's Marker. */
-export const MarkerSchema = Type.Object({
-  nextpartitionkey: Type.String({ examples: ["7-20260115"] }),
-  nextrowkey: Type.String({ examples: ["999999999999850"] }),
-});
+export const MarkerSchema = Type.Object(
+  {
+    nextpartitionkey: Type.String({ examples: ["7-20260115"] }),
+    nextrowkey: Type.String({ examples: ["999999999999850"] }),
+  },
+  { title: "LogSearchMarker" },
+);
 
 /** Response of `GET /v1/logentry/search/`. */
-export const LogSearchResponseSchema = Type.Object({
-  next_marker: Type.Union([MarkerSchema, Type.Null()], {
-    description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
-  }),
-  total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
-  results: Type.Array(LogEntrySchema),
-});
+export const LogSearchResponseSchema = Type.Object(
+  {
+    next_marker: Type.Union([MarkerSchema, Type.Null()], {
+      description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
+    }),
+    total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
+    results: Type.Array(LogEntrySchema),
+  },
+  { title: "LogSearchResult" },
+);

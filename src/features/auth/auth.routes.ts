@@ -7,10 +7,13 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { AuthService } from "./auth.service.js";
 
-const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) });
-const TokenResponse = Type.Object({
-  token: Type.String({ examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ims..."] }),
-});
+const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) }, { title: "TokenInput" });
+const TokenResponse = Type.Object(
+  {
+    token: Type.String({ examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ims..."] }),
+  },
+  { title: "Token" },
+);
 const consumes = ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"];
 // Bodies arrive as JSON, form-urlencoded or multipart; the service checks fields, so skip Ajv here.
 const acceptAnyBody = () => () => true;
@@ -37,6 +40,7 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "getToken",
           tags: ["auth"],
           summary: "Exchange an API key and the owner's email for a JWT (valid 8 hours)",
           consumes,
@@ -60,6 +64,7 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "refreshToken",
           tags: ["auth"],
           summary: "Exchange a valid token created within the last 7 days for a new one with a new expiry",
           consumes,
@@ -80,6 +85,7 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "verifyToken",
           tags: ["auth"],
           summary: "Check a token: the same token back when it is valid, 401 otherwise",
           consumes,
@@ -99,6 +105,7 @@ export function authRoutes(deps: {
       "/v1/account/",
       {
         schema: {
+          operationId: "getAccount",
           tags: ["auth"],
           summary: "The account and application the token acts for (Ferry extension)",
           security: jwtSecurity,

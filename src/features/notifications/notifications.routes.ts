@@ -2,7 +2,15 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
-import { authErrors, errorResponses, jwtSecurity, NoContent, PaginatedOf } from "../../http/openapi.js";
+import {
+  authErrors,
+  binaryResponse,
+  errorResponses,
+  INTEGER_ID,
+  jwtSecurity,
+  NoContent,
+  PaginatedOf,
+} from "../../http/openapi.js";
 import { notFound } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { parseId } from "../../shared/ids.js";
@@ -51,15 +59,16 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       return sender.send(requireAuth(request), id);
     };
     const sendSchema = (method: string) => ({
+      operationId: method === "POST" ? "sendRequestNotification" : "sendRequestNotificationAlias",
       tags: ["requests"],
       summary:
         method === "POST"
           ? "Notify every contact method of a sent request (again: a reminder)"
-          : "Alias of POST send_notification for clients that use GET",
+          : "Alias of POST send_notification for clients that use GET (it sends)",
       description:
         "Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.",
       security: jwtSecurity,
-      params: Type.Object({ id: Type.String({ description: "Request id.", examples: ["42"] }) }),
+      params: Type.Object({ id: Type.String({ description: INTEGER_ID, examples: ["42"] }) }),
       response: { 200: SendNotificationResponse, ...errorResponses(404, 415, 422), ...authErrors },
     });
     app.post(
@@ -78,10 +87,11 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         config: { public: true },
         schema: {
+          operationId: "trackEmailOpen",
           tags: ["notifications"],
           summary: "Email open-tracking pixel (records ABD-0010 on the first open)",
           params: Type.Object({ file: Type.String({ description: "<token>.gif" }) }),
-          response: { 200: Type.Any({ description: "A 1x1 transparent GIF." }) },
+          response: { 200: binaryResponse("A 1x1 transparent GIF.", "image/gif") },
         },
       },
       async (request, reply) => {
@@ -107,6 +117,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         config: { scope: "sandbox" },
         schema: {
+          operationId: "listSandboxMessages",
           tags: ["notifications"],
           summary: "Sandbox outbox: the account's captured emails and SMS, newest first (404 in live)",
           security: jwtSecurity,
@@ -141,6 +152,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
         config: { scope: "templates" },
         validatorCompiler: checkedByService,
         schema: {
+          operationId: "renderEmailTemplate",
           tags: ["email templates"],
           summary: "Preview: render a template (slug or html) against a request or sample data",
           security: jwtSecurity,
@@ -163,6 +175,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "getSmtpSettings",
           tags: ["notifications"],
           summary: "The account's custom SMTP settings (404 when none)",
           security: jwtSecurity,
@@ -176,6 +189,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "replaceSmtpSettings",
           tags: ["notifications"],
           summary:
             "Set the account's own SMTP server (custom sender domain); the password is stored encrypted",
@@ -192,6 +206,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "deleteSmtpSettings",
           tags: ["notifications"],
           summary: "Remove the account's SMTP settings (the deployment's mailer is used again)",
           security: jwtSecurity,

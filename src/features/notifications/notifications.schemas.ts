@@ -4,11 +4,14 @@ const Timestamp = (example: string) =>
   Type.String({ format: "date-time", description: "UTC, ISO 8601 with microseconds.", examples: [example] });
 
 /** A contact method as send_notification reports it. */
-export const ContactMethodRefSchema = Type.Object({
-  id: Type.Integer({ examples: [31] }),
-  interface_class: Type.String({ examples: ["email"] }),
-  value: Type.String({ examples: ["jane@example.com"] }),
-});
+export const ContactMethodRefSchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [31] }),
+    interface_class: Type.String({ examples: ["email"] }),
+    value: Type.String({ examples: ["jane@example.com"] }),
+  },
+  { title: "NotifiedContactMethod" },
+);
 
 /** The spec's send_notification answer. */
 export const SendNotificationResponse = Type.Object(
@@ -30,6 +33,7 @@ export const SendNotificationResponse = Type.Object(
     }),
   },
   {
+    title: "RequestNotificationResult",
     examples: [
       {
         contact_notification_send: [
@@ -67,7 +71,10 @@ export const CapturedMessageSchema = Type.Object(
     }),
     created: Timestamp("2026-01-15T10:00:00.000000Z"),
   },
-  { description: "A message the capture mailer or capture SMS sender stored instead of delivering." },
+  {
+    title: "SandboxMessage",
+    description: "A message the capture mailer or capture SMS sender stored instead of delivering.",
+  },
 );
 
 /** Filters of the sandbox outbox. */
@@ -90,22 +97,28 @@ export const SmtpSettingsSchema = Type.Object(
     created: Timestamp("2026-01-15T10:00:00.000000Z"),
     updated: Timestamp("2026-01-15T10:00:00.000000Z"),
   },
-  { description: "The account's own SMTP server, used instead of the deployment's for its emails." },
+  {
+    title: "SmtpSettings",
+    description: "The account's own SMTP server, used instead of the deployment's for its emails.",
+  },
 );
 
 /** Body of PUT /v1/settings/smtp/. */
-export const SmtpSettingsInput = Type.Object({
-  host: Type.String({ examples: ["smtp.example.com"] }),
-  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 587 })),
-  tls: Type.Optional(Type.String({ enum: ["none", "starttls", "tls"], default: "starttls" })),
-  username: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  password: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], {
-      description: "Omitted: the stored password is kept. Empty or null: removed. Stored encrypted.",
+export const SmtpSettingsInput = Type.Object(
+  {
+    host: Type.String({ examples: ["smtp.example.com"] }),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 587 })),
+    tls: Type.Optional(Type.String({ enum: ["none", "starttls", "tls"], default: "starttls" })),
+    username: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    password: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: "Omitted: the stored password is kept. Empty or null: removed. Stored encrypted.",
+      }),
+    ),
+    from_email: Type.String({
+      description: "Sender address of the account's emails.",
+      examples: ["files@example.com"],
     }),
-  ),
-  from_email: Type.String({
-    description: "Sender address of the account's emails.",
-    examples: ["files@example.com"],
-  }),
-});
+  },
+  { title: "SmtpSettingsInput" },
+);
