@@ -75,9 +75,7 @@ describe("requesters API", () => {
       [
         { ...base, mobile: "+12345678901234567" },
         {
-          mobile: [
-            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
-          ],
+          mobile: ["The number is too long for country code +1."],
         },
       ],
       [
