@@ -29,6 +29,7 @@ export interface ApplicationsTable {
   updated: string;
 }
 
+/** Indexed by (account_id, seq), each filter column + seq, (account_id, related_model, relation_key, seq) and (account_id, timestamp) (migration 0016). */
 export interface AuditEntriesTable {
   id: Generated<number>;
   account_id: number;

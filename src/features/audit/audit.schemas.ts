@@ -29,10 +29,19 @@ export const LogSearchQuerySchema = Type.Object({
   PartitionKey: filter("Exact PartitionKey: `<account id>-<YYYYMMDD>` (one UTC day).", "7-20260115"),
   code: filter("Exact event code (see the Audit log events table).", "ABA-0010"),
   related_model: filter("Exact model name of the entity concerned.", "request"),
+  relation_key: filter(
+    "Exact key (id) of the entity concerned; needs related_model (one entity's history).",
+    "42",
+  ),
   path: filter("Exact request path, without query string.", "/v1/request/42/"),
   from: filter("Exact client address.", "203.0.113.7"),
   method: filter("Exact HTTP method.", "POST"),
   content_type: filter("Exact request content type, without parameters.", "application/json"),
+  since: filter(
+    "Entries at or after this time: ISO 8601 with a time zone, or a date (midnight UTC).",
+    "2026-01-15T00:00:00Z",
+  ),
+  until: filter("Entries before this time (exclusive); same forms as since.", "2026-01-16"),
 });
 
 /** The spec's Log entry: every field a string. */
