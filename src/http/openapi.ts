@@ -73,6 +73,10 @@ export function PaginatedOf(
       }),
       total_pages: Type.Integer(),
       count: Type.Integer(),
+      page_size: Type.Integer({
+        description:
+          "Items per page used for this answer: the page_size asked for, or 100 when more was asked.",
+      }),
       results: Type.Array(item),
     },
     { title },

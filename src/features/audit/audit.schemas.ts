@@ -103,6 +103,10 @@ export const LogSearchResponseSchema = Type.Object(
       description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
     }),
     total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
+    page_size: Type.Integer({
+      description:
+        "Entries per page used for this answer: the page_size asked for, or 100 when more was asked.",
+    }),
     results: Type.Array(LogEntrySchema),
   },
   { title: "LogSearchResult" },

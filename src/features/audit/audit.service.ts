@@ -107,6 +107,8 @@ export function readScopeExtras(
 export interface LogSearchResult {
   next_marker: Marker | null;
   total_pages: number;
+  /** Entries per page used (page_size above 100 answers 100). */
+  page_size: number;
   results: LogEntry[];
 }
 
@@ -241,6 +243,7 @@ export class AuditService {
     return {
       next_marker: next ? presentMarker(next) : null,
       total_pages: totalPages,
+      page_size: page.pageSize,
       results: rows.slice(0, page.pageSize).map(presentLogEntry),
     };
   }

@@ -213,6 +213,7 @@ describe("contacts API", () => {
       links: { previous: null, next: "http://ferry.test/v1/contact/?page=2&page_size=2" },
       total_pages: 2,
       count: 3,
+      page_size: 2,
       results: [expect.objectContaining({ id: ids[2] }), expect.objectContaining({ id: ids[1] })],
     });
     const second = await call("GET", "/v1/contact?page=2&page_size=2", undefined, fresh);
@@ -230,6 +231,7 @@ describe("contacts API", () => {
       links: { previous: null, next: null },
       total_pages: 1,
       count: 0,
+      page_size: 10,
       results: [],
     });
   });

@@ -160,6 +160,7 @@ describe("requesters API", () => {
       links: { previous: null, next: "http://ferry.test/v1/requester/?page=2&page_size=1" },
       total_pages: 2,
       count: 2,
+      page_size: 1,
       results: [b],
     });
     expect((await call("GET", "/v1/requester/?page=2&page_size=1", undefined, fresh)).json().results).toEqual(
