@@ -251,6 +251,7 @@ export interface MediaDownloadsTable {
 export type NotificationStatus = "queued" | "sent" | "failed";
 
 /** One notification: one contact method of a request, per send_notification call. */
+/** Indexed by (request_id, id) and (account_id, id) (migration 0017). */
 export interface NotificationsTable {
   id: Generated<number>;
   account_id: number;

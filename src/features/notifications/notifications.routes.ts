@@ -6,6 +6,7 @@ import {
   authErrors,
   binaryResponse,
   errorResponses,
+  IdParams,
   INTEGER_ID,
   jwtSecurity,
   NoContent,
@@ -19,11 +20,14 @@ import { RenderInput, RenderResponse } from "../templates/index.js";
 import type { CapturedOutbox } from "./captured-outbox.service.js";
 import type { NotificationDelivery } from "./deliver-notification.service.js";
 import type { MessagePreview } from "./message-preview.service.js";
+import type { NotificationLog } from "./notification-log.service.js";
 import { presentCapturedMessage } from "./notifications.presenter.js";
 import type { CapturedFilter } from "./notifications.repository.js";
 import {
   CapturedMessageSchema,
   CapturedQuery,
+  NotificationListQuery,
+  NotificationRecordSchema,
   SendNotificationResponse,
   SmtpSettingsInput,
   SmtpSettingsSchema,
@@ -42,6 +46,7 @@ export interface NotificationRouteDeps {
   outbox: CapturedOutbox;
   preview: MessagePreview;
   smtpSettings: SmtpSettingsService;
+  log: NotificationLog;
   config: Config;
 }
 
@@ -51,7 +56,51 @@ export interface NotificationRouteDeps {
  */
 export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
   return async (app) => {
-    const { sender, delivery, outbox, preview, smtpSettings, config } = deps;
+    const { sender, delivery, outbox, preview, smtpSettings, log, config } = deps;
+
+    app.get(
+      "/v1/notification/",
+      {
+        config: { scope: "notifications" },
+        schema: {
+          operationId: "listNotifications",
+          tags: ["notifications"],
+          summary: "List the account's notifications with their delivery state, newest first",
+          description:
+            "Filter with `request`, `container` (ids) and `state` (queued, sent, failed). Each send_notification call adds one notification per contact method.",
+          security: jwtSecurity,
+          querystring: NotificationListQuery,
+          response: {
+            200: PaginatedOf(NotificationRecordSchema),
+            ...errorResponses(400, 404),
+            ...authErrors,
+          },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const query = request.query;
+        const page = parsePageRequest(query);
+        const { results, count } = await log.list(auth.accountId, query, page);
+        return paginate(results, count, page, config.publicBaseUrl, "/v1/notification/", query);
+      },
+    );
+
+    app.get(
+      "/v1/notification/:id/",
+      {
+        config: { scope: "notifications" },
+        schema: {
+          operationId: "getNotification",
+          tags: ["notifications"],
+          summary: "Read one notification: channel, destination, state, error, sent and opened times",
+          security: jwtSecurity,
+          params: IdParams,
+          response: { 200: NotificationRecordSchema, ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request) => log.get(requireAuth(request).accountId, request.params.id),
+    );
 
     const sendNotification = async (request: FastifyRequest<{ Params: { id: string } }>) => {
       const id = parseId(request.params.id);

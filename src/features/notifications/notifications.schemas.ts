@@ -122,3 +122,59 @@ export const SmtpSettingsInput = Type.Object(
   },
   { title: "SmtpSettingsInput" },
 );
+
+const nullableTime = (description: string) =>
+  Type.Unsafe<string | null>({ type: ["string", "null"], format: "date-time", description });
+
+/** A notification in GET /v1/notification/ (docs/notifications.md). */
+export const NotificationRecordSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    request: Type.Unsafe<number | null>({
+      type: ["integer", "null"],
+      description: "The request notified; null for a container's notification.",
+    }),
+    container: Type.Unsafe<number | null>({
+      type: ["integer", "null"],
+      description: "The container notified; null for a request's notification.",
+    }),
+    channel: Type.String({ enum: ["email", "sms"], description: "The contact method's channel." }),
+    destination: Type.String({
+      description:
+        "The email address or E.164 number notified, in full: the account's own contact data, as the contact and the callback show it.",
+    }),
+    contact_first_name: Type.String(),
+    contact_last_name: Type.String(),
+    state: Type.String({
+      enum: ["queued", "sent", "failed"],
+      description:
+        "queued until the delivery has an outcome; sent once the server accepted it; failed otherwise.",
+    }),
+    error: Type.Unsafe<string | null>({
+      type: ["string", "null"],
+      description: "Why the delivery failed (or the last retried error); null when none.",
+    }),
+    attempts: Type.Integer({ description: "Delivery attempts so far." }),
+    queued_at: Type.String({ format: "date-time", description: "When send_notification queued it." }),
+    sent_at: nullableTime("When the mail or SMS server accepted it; null until then."),
+    opened_at: nullableTime("First open of the email (tracking pixel); null if not seen or SMS."),
+    created: Type.String({ format: "date-time" }),
+    updated: Type.String({ format: "date-time" }),
+  },
+  { title: "Notification" },
+);
+
+/** Query of GET /v1/notification/. */
+export const NotificationListQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page_size: Type.Optional(
+    Type.Integer({ minimum: 1, default: 10, description: "Items per page; above 100 answers 100." }),
+  ),
+  request: Type.Optional(
+    Type.String({ description: "Only notifications of this request id.", examples: ["42"] }),
+  ),
+  container: Type.Optional(
+    Type.String({ description: "Only notifications of this container id.", examples: ["7"] }),
+  ),
+  state: Type.Optional(Type.String({ enum: ["queued", "sent", "failed"] })),
+});
