@@ -7,7 +7,7 @@ const Timestamp = (example: string) =>
 export const ContactMethodRefSchema = Type.Object(
   {
     id: Type.Integer({ examples: [31] }),
-    interface_class: Type.String({ examples: ["email"] }),
+    interface_class: Type.String({ enum: ["email", "sms"], examples: ["email"] }),
     value: Type.String({ examples: ["jane@example.com"] }),
   },
   { title: "NotifiedContactMethod" },
