@@ -17,6 +17,7 @@ import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
 import { installNulGuard } from "../http/nul-bytes.js";
+import { finishOpenApiDocument, transformRouteSchema } from "../http/openapi.js";
 import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
 import { trustProxyOption } from "../http/trust-proxy.js";
@@ -145,11 +146,16 @@ export async function buildServer(
   });
 
   await app.register(swagger, {
+    transform: ({ schema, url, route }) =>
+      transformRouteSchema({ schema: schema as Record<string, unknown>, url, route }),
+    transformObject: (documentObject) =>
+      finishOpenApiDocument((documentObject as { openapiObject: Record<string, unknown> }).openapiObject),
     openapi: {
       openapi: "3.1.0",
       info: {
         title: "Ferry: Secure File Exchange API",
         version: "1.0.0",
+        license: { name: "Apache-2.0", identifier: "Apache-2.0" },
         description:
           "Push files to people and pull files from them without accounts. Authenticate with `POST /v1/auth/get_token/`, then send `Authorization: JWT <token>`.",
       },

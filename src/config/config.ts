@@ -620,7 +620,13 @@ export function renderConfigReference(): string {
 
 /** Renders `.env.example` content from the settings table (kept in sync by a test). */
 export function renderEnvExample(): string {
-  const lines = ["# Ferry configuration. Every variable is optional; defaults are shown.", ""];
+  const lines = [
+    "# Ferry configuration. Every variable is optional; defaults are shown.",
+    "# Ferry reads the process environment only: it does not read a .env file. Export these, or load",
+    "# a copy of this file with `node --env-file=.env bin/ferry.mjs serve`, Docker's --env-file or",
+    "# systemd's EnvironmentFile=.",
+    "",
+  ];
   let group = "";
   for (const [name, spec] of Object.entries(settings) as [string, SettingSpec<unknown>][]) {
     if (spec.group !== group) {

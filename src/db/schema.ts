@@ -29,6 +29,7 @@ export interface ApplicationsTable {
   updated: string;
 }
 
+/** Indexed by (account_id, seq), each filter column + seq, (account_id, related_model, relation_key, seq) and (account_id, timestamp) (migration 0016). */
 export interface AuditEntriesTable {
   id: Generated<number>;
   account_id: number;
@@ -250,6 +251,7 @@ export interface MediaDownloadsTable {
 export type NotificationStatus = "queued" | "sent" | "failed";
 
 /** One notification: one contact method of a request, per send_notification call. */
+/** Indexed by (request_id, id) and (account_id, id) (migration 0017). */
 export interface NotificationsTable {
   id: Generated<number>;
   account_id: number;

@@ -43,6 +43,13 @@ export function requireAuth(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
+/** A 401 with the WWW-Authenticate challenge naming the scheme to use. */
+function unauthenticated(detail: string): AppError {
+  return new AppError("AUTHENTICATION_FAILURE", detail, {
+    "WWW-Authenticate": 'JWT realm="ferry", charset="UTF-8"',
+  });
+}
+
 /**
  * Guards every /v1 route that is not `config.public`: a valid token of an active application, and
  * the route's scope. Runs before body parsing so unauthenticated uploads are refused early.
@@ -57,8 +64,20 @@ export function installAuthGuard(
     const config = request.routeOptions.config;
     if (config.public || !request.routeOptions.url?.startsWith("/v1/")) return;
     const token = readBearer(request);
-    if (!token) throw new AppError("AUTHENTICATION_FAILURE", "Authentication credentials were not provided.");
-    const ctx = await auth.authenticate(token);
+    if (!token) throw unauthenticated("Authentication credentials were not provided.");
+    if (token.startsWith("fry_")) {
+      throw unauthenticated(
+        'This is an API key, not a token. Exchange it at POST /v1/auth/get_token/ ({"api_key": "...", "email": "..."}) and send the token it answers as Authorization: JWT <token>.',
+      );
+    }
+    let ctx: AuthContext;
+    try {
+      ctx = await auth.authenticate(token);
+    } catch (error) {
+      if (error instanceof AppError && error.code === "AUTHENTICATION_FAILURE")
+        throw unauthenticated(error.detail);
+      throw error;
+    }
     request.auth = ctx;
     await afterAuth(request, ctx);
     const area = config.scope;

@@ -1,4 +1,4 @@
-import { AppError } from "./errors.js";
+import { AppError, ValidationError } from "./errors.js";
 
 /** Page request after defaults and clamping (page ≥ 1, page_size 1..100 clamped). */
 export interface PageRequest {
@@ -12,6 +12,8 @@ export interface Paginated<T> {
   links: { previous: string | null; next: string | null };
   total_pages: number;
   count: number;
+  /** The page size used: the one asked for, or the maximum it was clamped to. */
+  page_size: number;
   results: T[];
 }
 
@@ -34,7 +36,7 @@ function readPositiveInt(raw: unknown, field: string, def: number): number {
   if (raw === undefined || raw === "") return def;
   const s = String(raw).trim();
   if (!/^\d+$/.test(s) || Number(s) < 1) {
-    throw new AppError("INVALID_REQUEST", `${field} must be an integer of at least 1.`);
+    throw ValidationError.field(field, "Ensure this value is an integer greater than or equal to 1.");
   }
   return Math.min(Number(s), 1_000_000_000);
 }
@@ -69,6 +71,7 @@ export function paginate<T>(
     },
     total_pages: totalPages,
     count,
+    page_size: req.pageSize,
     results,
   };
 }

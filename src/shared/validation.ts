@@ -1,3 +1,9 @@
+import {
+  ParseError,
+  type PhoneNumber,
+  parsePhoneNumberWithError,
+  validatePhoneNumberLength,
+} from "libphonenumber-js/max";
 /**
  * Input checking shared by the API's features: a collector of field errors in the spec's
  * `{"field": ["message"]}` shape, typed readers that accept what real clients send (numbers and
@@ -190,11 +196,48 @@ export function isValidEmail(value: string): boolean {
   return /^[A-Za-z]{2,63}$|^xn--[A-Za-z0-9-]+$/.test(labels[labels.length - 1]!);
 }
 
+/** A phone number read as E.164, or why it cannot be. */
+export type PhoneReading = { e164: string } | { error: string };
+
+const PHONE_EXAMPLE = "e.g. +44 20 7946 0958";
+
 /**
- * Normalises a phone number to E.164 (`+` then 2..15 digits, no leading 0 country code); spaces,
- * dashes, dots and parentheses are removed first. Returns undefined when it is not valid.
+ * Reads a phone number written in international form, in any usual spelling (spaces, dashes, dots,
+ * parentheses, a national trunk prefix such as "+44 (0)20", or 00 instead of +), and checks it
+ * against the lengths its country's number plan allows (libphonenumber-js, full metadata). Numbers
+ * reserved for fiction and tests (+1 555 01xx, +44 7700 900xxx) are accepted: integrators test with
+ * them. A number without its country code cannot be read: Ferry serves recipients in every country
+ * and guesses none.
  */
+export function readPhone(value: string): PhoneReading {
+  const text = value.trim().replace(/^00(?=\s*[1-9])/, "+");
+  if (!/\d/.test(text)) return { error: `Enter a phone number with its country code, ${PHONE_EXAMPLE}.` };
+  if (!text.startsWith("+")) {
+    return {
+      error: `Start the number with + and its country code, ${PHONE_EXAMPLE}; numbers without a country code are not accepted.`,
+    };
+  }
+  let parsed: PhoneNumber;
+  try {
+    parsed = parsePhoneNumberWithError(text);
+  } catch (error) {
+    const reason = error instanceof ParseError ? error.message : "NOT_A_NUMBER";
+    if (reason === "INVALID_COUNTRY") return { error: "Unknown country calling code." };
+    if (reason === "TOO_LONG") return { error: "The number has too many digits (E.164 allows at most 15)." };
+    return { error: `Enter a phone number with its country code, ${PHONE_EXAMPLE}.` };
+  }
+  const country = `+${parsed.countryCallingCode}`;
+  const length = validatePhoneNumberLength(parsed.number);
+  if (length === "TOO_SHORT") return { error: `The number is too short for country code ${country}.` };
+  if (length === "TOO_LONG") return { error: `The number is too long for country code ${country}.` };
+  if (length === "INVALID_LENGTH")
+    return { error: `The number has a wrong number of digits for country code ${country}.` };
+  if (!parsed.isPossible()) return { error: `Not a valid phone number for country code ${country}.` };
+  return { e164: parsed.number };
+}
+
+/** The E.164 form of a phone number (see readPhone), or undefined when it is not valid. */
 export function normaliseE164(value: string): string | undefined {
-  const compact = value.replace(/[\s\-.()]/g, "");
-  return /^\+[1-9]\d{1,14}$/.test(compact) ? compact : undefined;
+  const reading = readPhone(value);
+  return "e164" in reading ? reading.e164 : undefined;
 }

@@ -227,12 +227,15 @@ export function runBlobStoreContract(name: string, make: () => Promise<BlobStore
   });
 }
 
-/** Resolves once the store has pulled everything written to `body` so far (bounded wait). */
+/**
+ * Resolves once the store has pulled everything written to `body` so far. No count of event-loop
+ * turns bounds the wait (a loaded machine may need more of them, as direct I/O writes are slow);
+ * the test's own timeout does.
+ */
 async function drained(body: PassThrough): Promise<void> {
-  for (let i = 0; i < 10_000 && (body.readableLength > 0 || body.writableLength > 0); i++) {
+  while (body.readableLength > 0 || body.writableLength > 0) {
     await new Promise((resolve) => setImmediate(resolve));
   }
-  expect(body.readableLength + body.writableLength).toBe(0);
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {

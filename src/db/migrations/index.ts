@@ -12,6 +12,8 @@ import * as m0012 from "./0012_tfa_failures.js";
 import * as m0013 from "./0013_session_uploads.js";
 import * as m0014 from "./0014_upload_fingerprints.js";
 import * as m0015 from "./0015_download_grace.js";
+import * as m0016 from "./0016_audit_relation_filters.js";
+import * as m0017 from "./0017_notification_list.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +30,6 @@ export const migrations: Record<string, Migration> = {
   "0013_session_uploads": m0013,
   "0014_upload_fingerprints": m0014,
   "0015_download_grace": m0015,
+  "0016_audit_relation_filters": m0016,
+  "0017_notification_list": m0017,
 };

@@ -25,6 +25,11 @@ export interface AuditSearchScope {
   accountId: number;
   filters: AuditFilters;
   maxSeq?: number | undefined;
+  /** With `filters.related_model`: one entity's entries. */
+  relationKey?: string | undefined;
+  /** Entries with timestamp ≥ since and < until (stored timestamp form). */
+  since?: string | undefined;
+  until?: string | undefined;
 }
 
 function scoped(ex: Executor, scope: AuditSearchScope) {
@@ -33,6 +38,9 @@ function scoped(ex: Executor, scope: AuditSearchScope) {
     if (value !== undefined) q = q.where(column, "=", value);
   }
   if (scope.maxSeq !== undefined) q = q.where("seq", "<=", scope.maxSeq);
+  if (scope.relationKey !== undefined) q = q.where("relation_key", "=", scope.relationKey);
+  if (scope.since !== undefined) q = q.where("timestamp", ">=", scope.since);
+  if (scope.until !== undefined) q = q.where("timestamp", "<", scope.until);
   return q;
 }
 

@@ -29,10 +29,19 @@ export const LogSearchQuerySchema = Type.Object({
   PartitionKey: filter("Exact PartitionKey: `<account id>-<YYYYMMDD>` (one UTC day).", "7-20260115"),
   code: filter("Exact event code (see the Audit log events table).", "ABA-0010"),
   related_model: filter("Exact model name of the entity concerned.", "request"),
+  relation_key: filter(
+    "Exact key (id) of the entity concerned; needs related_model (one entity's history).",
+    "42",
+  ),
   path: filter("Exact request path, without query string.", "/v1/request/42/"),
   from: filter("Exact client address.", "203.0.113.7"),
   method: filter("Exact HTTP method.", "POST"),
   content_type: filter("Exact request content type, without parameters.", "application/json"),
+  since: filter(
+    "Entries at or after this time: ISO 8601 with a time zone, or a date (midnight UTC).",
+    "2026-01-15T00:00:00Z",
+  ),
+  until: filter("Entries before this time (exclusive); same forms as since.", "2026-01-16"),
 });
 
 /** The spec's Log entry: every field a string. */
@@ -56,6 +65,7 @@ export const LogEntrySchema = Type.Object(
     etag: Type.String({ description: "Changes whenever the entry's content changes." }),
   },
   {
+    title: "LogEntry",
     examples: [
       {
         PartitionKey: "7-20260115",
@@ -78,16 +88,26 @@ export const LogEntrySchema = Type.Object(
 );
 
 /** The spec's Marker. */
-export const MarkerSchema = Type.Object({
-  nextpartitionkey: Type.String({ examples: ["7-20260115"] }),
-  nextrowkey: Type.String({ examples: ["999999999999850"] }),
-});
+export const MarkerSchema = Type.Object(
+  {
+    nextpartitionkey: Type.String({ examples: ["7-20260115"] }),
+    nextrowkey: Type.String({ examples: ["999999999999850"] }),
+  },
+  { title: "LogSearchMarker" },
+);
 
 /** Response of `GET /v1/logentry/search/`. */
-export const LogSearchResponseSchema = Type.Object({
-  next_marker: Type.Union([MarkerSchema, Type.Null()], {
-    description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
-  }),
-  total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
-  results: Type.Array(LogEntrySchema),
-});
+export const LogSearchResponseSchema = Type.Object(
+  {
+    next_marker: Type.Union([MarkerSchema, Type.Null()], {
+      description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
+    }),
+    total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
+    page_size: Type.Integer({
+      description:
+        "Entries per page used for this answer: the page_size asked for, or 100 when more was asked.",
+    }),
+    results: Type.Array(LogEntrySchema),
+  },
+  { title: "LogSearchResult" },
+);

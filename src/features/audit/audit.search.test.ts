@@ -65,7 +65,7 @@ describe("GET /v1/logentry/search/", () => {
     const res = await search(owner);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(["next_marker", "results", "total_pages"]);
+    expect(Object.keys(body).sort()).toEqual(["next_marker", "page_size", "results", "total_pages"]);
     expect(body.next_marker).toBeNull();
     expect(body.total_pages).toBe(1);
     // AAA-0001 (token), ABA-0010, ABA-0020, AAA-0001: this call's own AAA-0010 comes after it answers.

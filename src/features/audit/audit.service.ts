@@ -1,6 +1,7 @@
 import type { Database, Executor } from "../../db/database.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import { parsePageRequest } from "../../shared/pagination.js";
+import { toTimestamp } from "../../shared/time.js";
 import { type LogEntry, type Marker, presentLogEntry, presentMarker } from "./audit.presenter.js";
 import {
   type AuditEntryRow,
@@ -25,12 +26,89 @@ export interface LogSearchQuery {
   from?: unknown;
   method?: unknown;
   content_type?: unknown;
+  relation_key?: unknown;
+  since?: unknown;
+  until?: unknown;
+}
+
+/** Every query parameter of the log search; any other is refused with 400 naming these. */
+export const LOG_SEARCH_PARAMETERS = [
+  "page",
+  "page_size",
+  "marker",
+  "PartitionKey",
+  "code",
+  "related_model",
+  "relation_key",
+  "path",
+  "from",
+  "method",
+  "content_type",
+  "since",
+  "until",
+] as const;
+
+/** 400 for query parameters the log search does not know (a typo would otherwise filter nothing). */
+export function checkSearchParameters(names: Iterable<string>): void {
+  const unknown = [...new Set(names)].filter(
+    (name) => !(LOG_SEARCH_PARAMETERS as readonly string[]).includes(name),
+  );
+  if (unknown.length === 0) return;
+  const allowed = `Allowed parameters: ${LOG_SEARCH_PARAMETERS.join(", ")}.`;
+  throw new ValidationError(
+    Object.fromEntries(unknown.map((name) => [name, [`Unknown query parameter. ${allowed}`]])),
+  );
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+
+/** Reads `since`/`until`: an ISO 8601 date-time with a zone, or a date (midnight UTC); stored form. */
+function readTime(query: LogSearchQuery, name: "since" | "until"): string | undefined {
+  const value = query[name];
+  if (value === undefined || value === null || value === "") return undefined;
+  const text = typeof value === "string" ? value.trim() : "";
+  const date = ISO_TIME.test(text) ? new Date(text.length === 10 ? `${text}T00:00:00Z` : text) : undefined;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw ValidationError.field(
+      name,
+      "Enter an ISO 8601 timestamp with a time zone, e.g. 2026-01-15T10:00:00Z, or a date (2026-01-15, midnight UTC).",
+    );
+  }
+  return toTimestamp(date);
+}
+
+/** The filters of a search beyond the exact column filters: one entity, a time window. */
+export function readScopeExtras(
+  query: LogSearchQuery,
+  filters: AuditFilters,
+): Pick<AuditSearchScope, "relationKey" | "since" | "until"> {
+  const out: Pick<AuditSearchScope, "relationKey" | "since" | "until"> = {};
+  const key = query.relation_key;
+  if (key !== undefined && key !== null && key !== "") {
+    if (typeof key !== "string" && typeof key !== "number")
+      throw ValidationError.field("relation_key", "Give one value.");
+    if (filters.related_model === undefined) {
+      throw ValidationError.field(
+        "relation_key",
+        "Give related_model with relation_key: a key names an entity only within its model (e.g. related_model=request&relation_key=42).",
+      );
+    }
+    out.relationKey = String(key);
+  }
+  out.since = readTime(query, "since");
+  out.until = readTime(query, "until");
+  if (out.since !== undefined && out.until !== undefined && out.since >= out.until) {
+    throw ValidationError.field("until", "until must be later than since.");
+  }
+  return out;
 }
 
 /** The spec's log search response. */
 export interface LogSearchResult {
   next_marker: Marker | null;
   total_pages: number;
+  /** Entries per page used (page_size above 100 answers 100). */
+  page_size: number;
   results: LogEntry[];
 }
 
@@ -116,6 +194,9 @@ async function countMatches(
   offset: number,
 ): Promise<number> {
   const columns = Object.keys(scope.filters) as (keyof AuditFilters)[];
+  if (scope.relationKey !== undefined || scope.since !== undefined || scope.until !== undefined) {
+    return countEntries(db, scope);
+  }
   if (columns.length === 0) return countChainEntries(db, scope.accountId, scope.maxSeq);
   const only = columns.length === 1 ? columns[0] : undefined;
   if (only === undefined) return countEntries(db, scope);
@@ -148,7 +229,8 @@ export class AuditService {
       marker === undefined || marker === null || marker === ""
         ? undefined
         : parseMarker(String(marker), accountId);
-    const scope: AuditSearchScope = { accountId, filters: readFilters(query), maxSeq };
+    const filters = readFilters(query);
+    const scope: AuditSearchScope = { accountId, filters, maxSeq, ...readScopeExtras(query, filters) };
     const { db } = this.database;
     const rows = await searchEntries(db, scope, page.pageSize + 1, page.offset);
     const count =
@@ -161,6 +243,7 @@ export class AuditService {
     return {
       next_marker: next ? presentMarker(next) : null,
       total_pages: totalPages,
+      page_size: page.pageSize,
       results: rows.slice(0, page.pageSize).map(presentLogEntry),
     };
   }

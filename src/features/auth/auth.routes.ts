@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { decodeJwt } from "jose";
 import { Type } from "typebox";
 import { requireAuth } from "../../http/auth.js";
 import { readFormLikeBody } from "../../http/body-parsers.js";
@@ -7,10 +8,33 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { AuthService } from "./auth.service.js";
 
-const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) });
-const TokenResponse = Type.Object({
-  token: Type.String({ examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ims..."] }),
-});
+const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) }, { title: "TokenInput" });
+const TokenResponse = Type.Object(
+  {
+    token: Type.String({ examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ims..."] }),
+    expires_in: Type.Optional(
+      Type.Integer({
+        description: "Seconds the new token is valid for (TOKEN_TTL_SECONDS); get_token and token_refresh.",
+        examples: [28800],
+      }),
+    ),
+    exp: Type.Optional(
+      Type.Integer({
+        description: "When the new token expires, in seconds since the Unix epoch (its exp claim).",
+        examples: [1768510800],
+      }),
+    ),
+  },
+  { title: "Token" },
+);
+
+/** The answer of get_token and token_refresh: the token and when it expires (from its own claims). */
+function withExpiry(token: string): { token: string; expires_in?: number; exp?: number } {
+  const { exp, iat } = decodeJwt(token);
+  return typeof exp === "number" && typeof iat === "number"
+    ? { token, expires_in: exp - iat, exp }
+    : { token };
+}
 const consumes = ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"];
 // Bodies arrive as JSON, form-urlencoded or multipart; the service checks fields, so skip Ajv here.
 const acceptAnyBody = () => () => true;
@@ -37,8 +61,9 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "getToken",
           tags: ["auth"],
-          summary: "Exchange an API key and the owner's email for a JWT (valid 8 hours)",
+          summary: "Exchange an API key and the owner's email for a JWT (valid 8 hours: see expires_in)",
           consumes,
           body: Type.Object({
             api_key: Type.String({ description: "The application's API key." }),
@@ -50,7 +75,7 @@ export function authRoutes(deps: {
       async (request) => {
         await limit(request);
         const body = await readFormLikeBody(request);
-        return { token: await auth.issueToken(body.api_key, body.email, caller(request)) };
+        return withExpiry(await auth.issueToken(body.api_key, body.email, caller(request)));
       },
     );
 
@@ -60,6 +85,7 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "refreshToken",
           tags: ["auth"],
           summary: "Exchange a valid token created within the last 7 days for a new one with a new expiry",
           consumes,
@@ -70,7 +96,7 @@ export function authRoutes(deps: {
       async (request) => {
         await limit(request);
         const body = await readFormLikeBody(request);
-        return { token: await auth.refreshToken(body.token) };
+        return withExpiry(await auth.refreshToken(body.token));
       },
     );
 
@@ -80,6 +106,7 @@ export function authRoutes(deps: {
         config: { public: true },
         validatorCompiler: acceptAnyBody,
         schema: {
+          operationId: "verifyToken",
           tags: ["auth"],
           summary: "Check a token: the same token back when it is valid, 401 otherwise",
           consumes,
@@ -100,6 +127,7 @@ export function authRoutes(deps: {
       {
         config: { anyScope: true },
         schema: {
+          operationId: "getAccount",
           tags: ["auth"],
           summary: "The account and application the token acts for (Ferry extension)",
           security: jwtSecurity,

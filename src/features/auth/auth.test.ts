@@ -43,7 +43,7 @@ describe("token operations", () => {
     expect(multi.statusCode).toBe(200);
     for (const res of [json, form, multi]) {
       const body = res.json();
-      expect(Object.keys(body)).toEqual(["token"]);
+      expect(Object.keys(body)).toEqual(["token", "expires_in", "exp"]);
       const claims = claimsOf(body.token);
       expect(claims).toMatchObject({ app_id: h.owner.applicationId, account_id: h.owner.accountId });
       expect(claims.exp).toBe((claims.iat as number) + 8 * 3600);

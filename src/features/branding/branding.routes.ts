@@ -12,26 +12,29 @@ import {
   MAX_LOGO_BYTES,
 } from "./branding.service.js";
 
-const BrandingBody = Type.Object({
-  css: Type.Optional(
-    Type.Union([Type.String({ maxLength: MAX_CSS_BYTES }), Type.Null()], {
-      description: "CSS text (at most 100 KB), served as a stylesheet after Ferry's default one.",
-      examples: [":root { --fy-accent: #7a1fa2; }"],
-    }),
-  ),
-  logo: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], {
-      description:
-        "Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB). In multipart bodies, a file part.",
-    }),
-  ),
-  recipient_host: Type.Optional(
-    Type.Union([Type.String({ maxLength: 253 }), Type.Null()], {
-      description: "Custom host name whose /r/<identifier>/ pages serve only this account's requests.",
-      examples: ["files.example.com"],
-    }),
-  ),
-});
+const BrandingBody = Type.Object(
+  {
+    css: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_CSS_BYTES }), Type.Null()], {
+        description: "CSS text (at most 100 KB), served as a stylesheet after Ferry's default one.",
+        examples: [":root { --fy-accent: #7a1fa2; }"],
+      }),
+    ),
+    logo: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          "Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB). In multipart bodies, a file part.",
+      }),
+    ),
+    recipient_host: Type.Optional(
+      Type.Union([Type.String({ maxLength: 253 }), Type.Null()], {
+        description: "Custom host name whose /r/<identifier>/ pages serve only this account's requests.",
+        examples: ["files.example.com"],
+      }),
+    ),
+  },
+  { title: "BrandingInput" },
+);
 
 const BrandingResponse = Type.Object(
   {
@@ -45,6 +48,7 @@ const BrandingResponse = Type.Object(
     updated: Type.Union([Type.String(), Type.Null()]),
   },
   {
+    title: "Branding",
     examples: [
       {
         css: ":root { --fy-accent: #7a1fa2; }",
@@ -108,6 +112,7 @@ export function brandingRoutes(branding: BrandingService): RouteModule {
       {
         config: { scope: "branding" },
         schema: {
+          operationId: "getBranding",
           tags: ["branding"],
           summary: "The account's white-label settings for recipient pages (Ferry extension)",
           security: jwtSecurity,
@@ -125,6 +130,7 @@ export function brandingRoutes(branding: BrandingService): RouteModule {
         // JSON, form and multipart bodies: the service checks the fields.
         validatorCompiler: () => () => true,
         schema: {
+          operationId: "replaceBranding",
           tags: ["branding"],
           summary:
             "Replace the white-label stylesheet, logo and custom recipient host name (Ferry extension)",
@@ -148,6 +154,7 @@ export function brandingRoutes(branding: BrandingService): RouteModule {
       {
         config: { scope: "branding" },
         schema: {
+          operationId: "deleteBranding",
           tags: ["branding"],
           summary: "Remove the account's branding (pages return to Ferry's default look)",
           security: jwtSecurity,

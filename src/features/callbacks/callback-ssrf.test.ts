@@ -7,28 +7,62 @@ import { eventually } from "../../../test/helpers/process.js";
 describe("callbacks: outbound safety (SSRF)", () => {
   const h = useHarness({ env: { JOB_POLL_INTERVAL_MS: "20" }, worker: true, receiver: true });
 
-  it("refuses every non-public destination, records the refusal and sends nothing", async () => {
+  const privateUrls = (port: number) => [
+    `http://localhost:${port}/hook`, // a host name that resolves to 127.0.0.1
+    `http://127.0.0.1:${port}/hook`, // loopback
+    `http://[::ffff:127.0.0.1]:${port}/hook`, // IPv4-mapped IPv6
+    `http://[::1]:${port}/hook`, // IPv6 loopback
+    "http://10.1.2.3/hook", // private
+    "http://172.16.5.4/hook", // private
+    "http://192.168.1.1/hook", // private
+    "http://169.254.169.254/latest/meta-data/", // link-local, cloud metadata
+    "http://100.64.0.1/hook", // CGNAT
+    "http://224.0.0.1/hook", // multicast
+    "http://0.0.0.0/hook", // unspecified
+    "http://[fd00::1]/hook", // unique-local IPv6
+    "http://[fe80::1]/hook", // link-local IPv6
+  ];
+
+  it("refuses a non-public callback URL when a request or container is saved, naming the setting", async () => {
+    for (const url of privateUrls(h.receiver.port)) {
+      const created = await h.call("POST", "/v1/request/", { type: "pull", callback_url: url });
+      expect(created.statusCode, url).toBe(400);
+      expect(created.json(), url).toEqual({
+        callback_url: [expect.stringContaining("FERRY_ALLOW_PRIVATE_CALLBACKS=true")],
+      });
+      expect(created.json().callback_url[0], url).toMatch(/non-public address/);
+    }
+    const request = await buildRequest(h.t, h.owner);
+    const patched = await h.call("PATCH", `/v1/request/${request.id}/`, {
+      callback_url: `http://localhost:${h.receiver.port}/hook`,
+    });
+    expect(patched.statusCode).toBe(400);
+    expect(patched.json().callback_url[0]).toContain("resolves to 127.0.0.1");
+    const container = await h.call("POST", "/v1/module_container/container/", {
+      page_type: "pushpull",
+      callback_url: "http://10.1.2.3/hook",
+    });
+    expect(container.statusCode).toBe(400);
+    expect(container.json().callback_url[0]).toContain("is 10.1.2.3");
+    // A public address and a name that does not resolve yet are kept.
+    for (const url of ["https://93.184.215.14/hook", "https://hooks.ferry-customer.invalid/x?y=1"]) {
+      const ok = await h.call("POST", "/v1/request/", { type: "pull", callback_url: url });
+      expect(ok.statusCode, url).toBe(201);
+      expect(ok.json().callback_url).toBe(url);
+    }
+  });
+
+  it("refuses every non-public destination at delivery, records the refusal and sends nothing", async () => {
     const { t, owner, receiver } = h;
-    const port = receiver.port;
-    const urls = [
-      `http://localhost:${port}/hook`, // a host name that resolves to 127.0.0.1
-      `http://127.0.0.1:${port}/hook`, // loopback
-      `http://[::ffff:127.0.0.1]:${port}/hook`, // IPv4-mapped IPv6
-      `http://[::1]:${port}/hook`, // IPv6 loopback
-      "http://10.1.2.3/hook", // private
-      "http://172.16.5.4/hook", // private
-      "http://192.168.1.1/hook", // private
-      "http://169.254.169.254/latest/meta-data/", // link-local, cloud metadata
-      "http://100.64.0.1/hook", // CGNAT
-      "http://224.0.0.1/hook", // multicast
-      "http://0.0.0.0/hook", // unspecified
-      "http://[fd00::1]/hook", // unique-local IPv6
-      "http://[fe80::1]/hook", // link-local IPv6
-    ];
-    const ids: number[] = [];
+    const urls = privateUrls(receiver.port);
+    // Saved while the host names pointed elsewhere: deliveries check every address again.
     for (const url of urls) {
-      const { id } = await buildRequest(t, owner, { callback_url: url });
-      ids.push(id);
+      const { id } = await buildRequest(t, owner, { callback_url: "https://hooks.ferry-customer.invalid/" });
+      await t.ferry.database.db
+        .updateTable("requests")
+        .set({ callback_url: url })
+        .where("id", "=", id)
+        .execute();
       await completeRequest(t, owner, id);
     }
     const list = async (status: string) =>

@@ -36,6 +36,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "getCallbackSecret",
           tags,
           summary: "The account's callback signing secret (created on first use)",
           security: jwtSecurity,
@@ -50,6 +51,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "rotateCallbackSecret",
           tags,
           summary: "Create a new signing secret; the previous one keeps signing for the configured overlap",
           security: jwtSecurity,
@@ -67,6 +69,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "getCallbackSettings",
           tags,
           summary: "The account's callback settings: payload shape and secure callbacks (Ferry extension)",
           security: jwtSecurity,
@@ -81,6 +84,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "updateCallbackSettings",
           tags,
           summary: "Change the payload shape or secure callbacks (Ferry extension)",
           security: jwtSecurity,
@@ -103,6 +107,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "listCallbacks",
           tags,
           summary: "List callback deliveries, newest first (filters: request, type, status)",
           security: jwtSecurity,
@@ -118,6 +123,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "getCallback",
           tags,
           summary: "A callback delivery with its payload and every attempt",
           security: jwtSecurity,
@@ -133,6 +139,7 @@ export function callbacksRoutes(callbacks: CallbackService): RouteModule {
       {
         config,
         schema: {
+          operationId: "redeliverCallback",
           tags,
           summary: "Send a delivery again now (same webhook-id); failures are retried on the normal schedule",
           security: jwtSecurity,

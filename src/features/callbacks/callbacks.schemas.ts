@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { PageQuery } from "../../http/openapi.js";
+import { INTEGER_ID, PageQuery } from "../../http/openapi.js";
 
 const Timestamp = (example: string) =>
   Type.String({ format: "date-time", description: "UTC, ISO 8601 with microseconds.", examples: [example] });
@@ -10,7 +10,7 @@ const NullableInteger = (description: string) => Type.Union([Type.Integer(), Typ
 
 /** Path parameter of `/v1/callback/{id}/` (a non-numeric id is 404). */
 export const CallbackIdParams = Type.Object({
-  id: Type.String({ description: "Integer id of the delivery.", examples: ["7"] }),
+  id: Type.String({ description: INTEGER_ID, examples: ["7"] }),
 });
 
 /** `GET /v1/callback_secret/` and `POST /v1/callback_secret/rotate/`. */
@@ -30,6 +30,7 @@ export const CallbackSecretSchema = Type.Object(
     ),
   },
   {
+    title: "CallbackSecret",
     description: "The account's callback signing secret.",
     examples: [
       {
@@ -52,11 +53,11 @@ export const CallbackSettingsSchema = Type.Object(
       description: "Require https callback URLs whose certificate validates (plain http is refused).",
     }),
   },
-  { examples: [{ callback_shape: "nested", secure_callbacks: false }] },
+  { title: "CallbackSettings", examples: [{ callback_shape: "nested", secure_callbacks: false }] },
 );
 
 /** PATCH body of `/v1/callback_settings/` (every field optional). */
-export const CallbackSettingsPatch = Type.Partial(CallbackSettingsSchema);
+export const CallbackSettingsPatch = Type.Partial(CallbackSettingsSchema, { title: "CallbackSettingsPatch" });
 
 const deliveryFields = {
   id: Type.Integer({ examples: [7] }),
@@ -86,23 +87,29 @@ const deliveryFields = {
 };
 
 /** One delivery (list item). */
-export const DeliverySchema = Type.Object(deliveryFields, { description: "The delivery of one event." });
+export const DeliverySchema = Type.Object(deliveryFields, {
+  title: "CallbackDelivery",
+  description: "The delivery of one event.",
+});
 
 /** One attempt of a delivery. */
-export const AttemptSchema = Type.Object({
-  id: Type.Integer({ examples: [31] }),
-  number: Type.Integer({ description: "1 for the first attempt of the delivery.", examples: [1] }),
-  trigger: Type.String({ enum: ["automatic", "redelivery"] }),
-  attempted_at: Timestamp("2026-01-15T10:00:00.000000Z"),
-  duration_ms: Type.Integer({ examples: [42] }),
-  status_code: NullableInteger("HTTP status of the answer; null on timeout, network error or refusal."),
-  outcome: Type.String({
-    enum: ["success", "http_error", "gone", "timeout", "network_error", "blocked"],
-    description: "blocked: the URL was refused before sending (private address, scheme, https required).",
-  }),
-  error: NullableString("Why it failed."),
-  response_excerpt: NullableString("Start of the response body, at most 1 KB."),
-});
+export const AttemptSchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [31] }),
+    number: Type.Integer({ description: "1 for the first attempt of the delivery.", examples: [1] }),
+    trigger: Type.String({ enum: ["automatic", "redelivery"] }),
+    attempted_at: Timestamp("2026-01-15T10:00:00.000000Z"),
+    duration_ms: Type.Integer({ examples: [42] }),
+    status_code: NullableInteger("HTTP status of the answer; null on timeout, network error or refusal."),
+    outcome: Type.String({
+      enum: ["success", "http_error", "gone", "timeout", "network_error", "blocked"],
+      description: "blocked: the URL was refused before sending (private address, scheme, https required).",
+    }),
+    error: NullableString("Why it failed."),
+    response_excerpt: NullableString("Start of the response body, at most 1 KB."),
+  },
+  { title: "CallbackAttempt" },
+);
 
 /** A delivery with its event body and attempts. */
 export const DeliveryDetailSchema = Type.Object(
@@ -112,6 +119,7 @@ export const DeliveryDetailSchema = Type.Object(
     attempts: Type.Array(AttemptSchema),
   },
   {
+    title: "CallbackDeliveryDetail",
     examples: [
       {
         id: 7,

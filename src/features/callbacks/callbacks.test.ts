@@ -334,6 +334,7 @@ describe("callbacks: signed deliveries with retries", () => {
       links: { previous: null, next: null },
       total_pages: 1,
       count: 0,
+      page_size: 10,
       results: [],
     });
   });

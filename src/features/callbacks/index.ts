@@ -18,7 +18,7 @@ import { type CallbackSubjects, DeliverCallbackJob, RecordCallbackEventJob } fro
 import { callbacksRoutes } from "./callbacks.routes.js";
 import { CallbackService } from "./callbacks.service.js";
 
-export { checkCallbackUrl } from "./callback-url.js";
+export { checkCallbackDestination, checkCallbackUrl } from "./callback-url.js";
 export type { CallbackSubjects } from "./callbacks.jobs.js";
 export type { CallbackEventInput, CallbackService } from "./callbacks.service.js";
 

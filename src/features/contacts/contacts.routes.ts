@@ -28,6 +28,7 @@ export function contactsRoutes(contacts: ContactsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "createContact",
           tags,
           summary: "Create a contact with its contact methods",
           security: jwtSecurity,
@@ -46,6 +47,7 @@ export function contactsRoutes(contacts: ContactsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "listContacts",
           tags,
           summary: "List the account's contacts, newest first",
           security: jwtSecurity,
@@ -66,6 +68,7 @@ export function contactsRoutes(contacts: ContactsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "getContact",
           tags,
           summary: "Read a contact",
           security: jwtSecurity,
@@ -81,6 +84,7 @@ export function contactsRoutes(contacts: ContactsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "updateContact",
           tags,
           summary: "Update a contact; a given contactmethod list replaces the methods",
           description:
@@ -99,6 +103,7 @@ export function contactsRoutes(contacts: ContactsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "deleteContact",
           tags,
           summary: "Delete a contact (422 while it belongs to an open sent request)",
           security: jwtSecurity,

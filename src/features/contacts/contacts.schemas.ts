@@ -15,7 +15,7 @@ export const ContactMethodSchema = Type.Object(
     created: Timestamp("2026-01-15T10:00:00.000000Z"),
     updated: Timestamp("2026-01-15T10:00:00.000000Z"),
   },
-  { description: "How to reach a contact: one email address or mobile number." },
+  { title: "ContactMethod", description: "How to reach a contact: one email address or mobile number." },
 );
 
 /** Response schema of a Contact (spec: Contact). */
@@ -29,6 +29,7 @@ export const ContactSchema = Type.Object(
     updated: Timestamp("2026-01-15T10:00:00.000000Z"),
   },
   {
+    title: "Contact",
     description: "A person requests are sent to.",
     examples: [
       {
@@ -59,18 +60,21 @@ export const ContactSchema = Type.Object(
 );
 
 /** Input schema of one contact method (documentation; the service checks the body). */
-export const ContactMethodInput = Type.Object({
-  id: Type.Optional(
-    Type.Integer({ description: "On contact PATCH only: keep and update this existing method." }),
-  ),
-  interface_class: Type.String({ enum: ["email", "sms"], examples: ["sms"] }),
-  value: Type.String({
-    maxLength: 254,
-    description:
-      "Email address, or E.164 mobile number (`+` and at most 15 digits; spaces, dashes, dots and parentheses are removed).",
-    examples: ["+14155550123"],
-  }),
-});
+export const ContactMethodInput = Type.Object(
+  {
+    id: Type.Optional(
+      Type.Integer({ description: "On contact PATCH only: keep and update this existing method." }),
+    ),
+    interface_class: Type.String({ enum: ["email", "sms"], examples: ["sms"] }),
+    value: Type.String({
+      maxLength: 254,
+      description:
+        "Email address, or E.164 mobile number (`+` and at most 15 digits; spaces, dashes, dots and parentheses are removed).",
+      examples: ["+14155550123"],
+    }),
+  },
+  { title: "ContactMethodInput" },
+);
 
 /** Contact fields accepted on create and PATCH (documentation; the service checks the body). */
 export const contactInputProperties = {
@@ -89,6 +93,7 @@ export const contactInputProperties = {
 
 /** Body of POST /v1/contact/ and PATCH /v1/contact/{id}/. */
 export const ContactInput = Type.Object(contactInputProperties, {
+  title: "ContactInput",
   examples: [
     {
       first_name: "Jane",

@@ -79,17 +79,13 @@ describe("contacts API", () => {
       ],
       [
         { contactmethod: [{ interface_class: "sms", value: "+1234567890123456" }] },
-        {
-          "contactmethod.0.value": [
-            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
-          ],
-        },
+        { "contactmethod.0.value": ["The number is too long for country code +1."] },
       ],
       [
         { contactmethod: [{ interface_class: "sms", value: "4155550123" }] },
         {
           "contactmethod.0.value": [
-            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
+            "Start the number with + and its country code, e.g. +44 20 7946 0958; numbers without a country code are not accepted.",
           ],
         },
       ],
@@ -103,7 +99,49 @@ describe("contacts API", () => {
     const fifteen = await call("POST", "/v1/contact/", {
       contactmethod: [{ interface_class: "sms", value: "+123456789012345" }],
     });
-    expect(fifteen.statusCode).toBe(201);
+    expect(fifteen.statusCode).toBe(400);
+    expect(fifteen.json()).toEqual({
+      "contactmethod.0.value": ["The number is too long for country code +1."],
+    });
+  });
+
+  it("normalises phone numbers of many countries, in their usual spellings, to E.164", async () => {
+    const spellings: [string, string[]][] = [
+      ["+442079460958", ["+44 (0)20 7946 0958", "+44 20 7946 0958", "0044 20 7946 0958", "+44-20-7946-0958"]],
+      ["+14155550123", ["+1 (415) 555-0123", "+1 415.555.0123", "001 415 555 0123"]],
+      ["+33142685300", ["+33 (0)1 42 68 53 00", "+33 1 42 68 53 00", "0033 1 42 68 53 00"]],
+      ["+4930901820", ["+49 (0)30 901820", "+49 30 901820", "0049 30 901820"]],
+      ["+81312345678", ["+81 3-1234-5678", "+81 (0)3 1234 5678", "0081 3 1234 5678"]],
+      ["+61293744000", ["+61 (0)2 9374 4000", "+61 2 9374 4000"]],
+      ["+919876543210", ["+91 98765 43210", "+91-98765-43210"]],
+      ["+5511912345678", ["+55 11 91234-5678", "+55 (11) 91234-5678"]],
+      ["+34912345678", ["+34 912 345 678", "0034 912 34 56 78"]],
+      ["+390612345678", ["+39 06 1234 5678", "+39 06-1234-5678"]],
+      ["+31201234567", ["+31 (0)20 123 4567", "+31 20 123 4567"]],
+      ["+27211234567", ["+27 (0)21 123 4567", "+27 21 123 4567"]],
+    ];
+    for (const [e164, values] of spellings) {
+      for (const value of values) {
+        const res = await call("POST", "/v1/contact/", {
+          contactmethod: [{ interface_class: "sms", value }],
+        });
+        expect(res.statusCode, value).toBe(201);
+        expect(res.json().contactmethod[0].value, value).toBe(e164);
+      }
+    }
+    const refused: [string, string][] = [
+      ["020 7946 0958", "Start the number with + and its country code"],
+      ["+44 20", "The number is too short for country code +44."],
+      ["+999 1234 5678", "Unknown country calling code."],
+      ["+44 20 7946 09", "The number has a wrong number of digits for country code +44."],
+      ["+49 30 1", "The number is too short for country code +49."],
+      ["call me", "Enter a phone number with its country code"],
+    ];
+    for (const [value, message] of refused) {
+      const res = await call("POST", "/v1/contact/", { contactmethod: [{ interface_class: "sms", value }] });
+      expect(res.statusCode, value).toBe(400);
+      expect(res.json()["contactmethod.0.value"][0], value).toContain(message);
+    }
   });
 
   it("answers 400 for non-JSON, 415 for XML and 413 for a 2 MB body", async () => {
@@ -175,6 +213,7 @@ describe("contacts API", () => {
       links: { previous: null, next: "http://ferry.test/v1/contact/?page=2&page_size=2" },
       total_pages: 2,
       count: 3,
+      page_size: 2,
       results: [expect.objectContaining({ id: ids[2] }), expect.objectContaining({ id: ids[1] })],
     });
     const second = await call("GET", "/v1/contact?page=2&page_size=2", undefined, fresh);
@@ -192,6 +231,7 @@ describe("contacts API", () => {
       links: { previous: null, next: null },
       total_pages: 1,
       count: 0,
+      page_size: 10,
       results: [],
     });
   });

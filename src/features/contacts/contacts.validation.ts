@@ -1,7 +1,7 @@
 /**
  * Contact method rules: the channels (`interface_class`) and the value each accepts.
  */
-import { type FieldErrors, isValidEmail, Messages, normaliseE164 } from "../../shared/validation.js";
+import { type FieldErrors, isValidEmail, Messages, readPhone } from "../../shared/validation.js";
 
 /** Contact method channels (spec: Contact Method interface_class). */
 export const INTERFACE_CLASSES = ["email", "sms"] as const;
@@ -24,8 +24,8 @@ export function checkMethodValue(
     errors.add(field, Messages.email);
     return undefined;
   }
-  const phone = normaliseE164(value);
-  if (phone) return phone;
-  errors.add(field, Messages.phone);
+  const phone = readPhone(value);
+  if ("e164" in phone) return phone.e164;
+  errors.add(field, phone.error);
   return undefined;
 }

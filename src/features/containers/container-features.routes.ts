@@ -5,6 +5,7 @@ import { requireAuth } from "../../http/auth.js";
 import { readFormLikeBody } from "../../http/body-parsers.js";
 import {
   authErrors,
+  binaryResponse,
   errorResponses,
   IdParams,
   jwtSecurity,
@@ -302,10 +303,9 @@ export function containerFeatureRoutes(deps: {
               "The same answer as GET /v1/media/{id}/download, for the paths container clients use.",
             security,
             params: IdParams,
-            produces: ["application/octet-stream"],
             response: {
-              200: Type.String({ format: "binary" }),
-              206: Type.String({ format: "binary" }),
+              200: binaryResponse("The file content."),
+              206: binaryResponse("The requested byte range."),
               ...errorResponses(404, 409, 410, 416),
               ...authErrors,
             },

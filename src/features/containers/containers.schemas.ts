@@ -382,6 +382,10 @@ export function Page(item: TSchema, title: string) {
       }),
       total_pages: Type.Integer(),
       count: Type.Integer(),
+      page_size: Type.Integer({
+        description:
+          "Items per page used for this answer: the page_size asked for, or 100 when more was asked.",
+      }),
       results: Type.Array(item),
     },
     { title },

@@ -14,7 +14,7 @@ import {
   requireObjectBody,
 } from "../../shared/validation.js";
 import { AuditCode } from "../audit/index.js";
-import { checkCallbackUrl } from "../callbacks/index.js";
+import { checkCallbackDestination, checkCallbackUrl } from "../callbacks/index.js";
 import {
   type ContainerDeps,
   type LoadedContainer,
@@ -88,6 +88,7 @@ export class ContainersService {
   async create(auth: AuthContext, raw: unknown): Promise<ContainerView> {
     const { deps } = this;
     const input = readContainerInput(requireObjectBody(raw), deps, true);
+    if (input.callbackUrl) await checkCallbackDestination(input.callbackUrl, deps.config);
     return deps.database.db.transaction().execute(async (trx) => {
       if (input.requesterId) await requesterOf(deps, trx, auth.accountId, input.requesterId);
       const now = nowText(deps);
@@ -158,6 +159,7 @@ export class ContainersService {
     const { deps } = this;
     const id = pathId(rawId, "Container");
     const input = readContainerInput(requireObjectBody(raw), deps, false);
+    if (input.callbackUrl) await checkCallbackDestination(input.callbackUrl, deps.config);
     return deps.database.db.transaction().execute(async (trx) => {
       const c = await loadContainer(deps, trx, auth.accountId, id, { forUpdate: this.lockRows });
       if (input.pageType !== undefined && input.pageType !== c.row.page_type && c.row.state !== "draft") {

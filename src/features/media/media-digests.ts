@@ -1,5 +1,5 @@
 /**
- * SHA-256 and MD5 of an upload's plaintext (docs/media.md, "Performance"), computed on a worker
+ * SHA-256 and MD5 of an upload's plaintext (docs/internals/media.md, "Performance"), computed on a worker
  * thread so the request thread only copies bytes into batches: MD5 alone costs about 1.3 s per GiB
  * here, more than encrypting and writing the same bytes. One worker serves every upload of the
  * process; it is started on first use and holds the running hash state of each `Digests` by id.

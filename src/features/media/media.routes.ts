@@ -3,7 +3,14 @@ import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
 import { suspendIdleTimeout } from "../../http/idle-timeout.js";
-import { authErrors, errorResponses, jwtSecurity, PaginatedOf } from "../../http/openapi.js";
+import {
+  authErrors,
+  binaryResponse,
+  ErrorBody,
+  errorResponses,
+  jwtSecurity,
+  PaginatedOf,
+} from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
@@ -139,6 +146,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
         ...common,
         validatorCompiler: checkedByService,
         schema: {
+          operationId: "uploadMedia",
           tags,
           summary: "Upload a file, or the first chunk of a chunked upload, to a draft push request",
           description:
@@ -158,6 +166,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
         ...common,
         validatorCompiler: checkedByService,
         schema: {
+          operationId: "uploadMediaChunk",
           tags,
           summary: "Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it",
           description:
@@ -202,6 +211,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
       {
         ...common,
         schema: {
+          operationId: "listMedia",
           tags,
           summary: "List the account's media, newest first (filter with ?request=<id>)",
           security: jwtSecurity,
@@ -222,6 +232,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
       {
         ...common,
         schema: {
+          operationId: "getMedia",
           tags,
           summary: "Read a media's information (not its content)",
           security: jwtSecurity,
@@ -238,6 +249,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
         ...common,
         exposeHeadRoute: false,
         schema: {
+          operationId: "downloadMedia",
           tags,
           summary: "Download the file's content (bytes whatever the Accept header says)",
           description:
@@ -245,10 +257,10 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
           security: jwtSecurity,
           params: MediaIdParams,
           response: {
-            200: Type.String({ format: "binary", description: "The file content." }),
-            206: Type.String({ format: "binary", description: "The requested byte range." }),
+            200: binaryResponse("The file content."),
+            206: binaryResponse("The requested byte range."),
             ...errorResponses(404, 409, 410, 416),
-            500: Type.Object({ code: Type.String(), detail: Type.String() }),
+            500: ErrorBody,
             ...authErrors,
           },
         },
@@ -270,6 +282,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
       {
         ...common,
         schema: {
+          operationId: "deleteMedia",
           tags,
           summary: "Delete a media: its encrypted blobs and data key are destroyed",
           security: jwtSecurity,

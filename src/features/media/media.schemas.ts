@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { INTEGER_ID } from "../../http/openapi.js";
 
 /** The Media object in responses (see media.presenter.ts). */
 export const MediaSchema = Type.Object(
@@ -55,74 +56,95 @@ export const MediaSchema = Type.Object(
     created: Type.String({ examples: ["2026-01-15T10:00:00.000000Z"] }),
     updated: Type.String({ examples: ["2026-01-15T10:00:00.000000Z"] }),
   },
-  { description: "A file attached to a request. The content comes from the download endpoint." },
+  {
+    title: "Media",
+    description: "A file attached to a request. The content comes from the download endpoint.",
+  },
 );
 
 /** Body of POST /v1/media/ (documentation; the service checks it, file parts are streamed). */
-export const MediaCreateBody = Type.Object({
-  request: Type.Optional(
-    Type.Integer({
+export const MediaCreateBody = Type.Object(
+  {
+    request: Type.Optional(
+      Type.Integer({
+        description:
+          "ID of the draft push request the file belongs to (a numeric string is accepted). Required unless `feature` names a container feature.",
+      }),
+    ),
+    feature: Type.Optional(
+      Type.Integer({
+        description:
+          "ID of a container feature that takes the owner's files (a push, or a pushpull of type push); `push` and `pushpull` are accepted too.",
+      }),
+    ),
+    content_type: Type.Optional(
+      Type.String({
+        description:
+          "Media type of the file, e.g. application/pdf. Default: the file part's type (multipart), else application/octet-stream.",
+        maxLength: 255,
+      }),
+    ),
+    name: Type.Optional(
+      Type.String({
+        description:
+          "File name with extension; path separators and control characters are removed. Default: the file part's file name.",
+        maxLength: 255,
+      }),
+    ),
+    file: Type.String({
+      format: "binary",
       description:
-        "ID of the draft push request the file belongs to (a numeric string is accepted). Required unless `feature` names a container feature.",
+        "The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).",
     }),
-  ),
-  feature: Type.Optional(
-    Type.Integer({
-      description:
-        "ID of a container feature that takes the owner's files (a push, or a pushpull of type push); `push` and `pushpull` are accepted too.",
-    }),
-  ),
-  content_type: Type.String({ description: "Media type of the file, e.g. application/pdf.", maxLength: 255 }),
-  name: Type.String({
-    description: "File name with extension; path separators and control characters are removed.",
-    maxLength: 255,
-  }),
-  file: Type.String({
-    format: "binary",
-    description:
-      "The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).",
-  }),
-  total_chunks: Type.Optional(
-    Type.Integer({ minimum: 1, description: "Number of chunks (default 1: a whole file)." }),
-  ),
-  current_chunk: Type.Optional(
-    Type.Integer({ minimum: 1, description: "Which chunk `file` is, 1..total_chunks (default 1)." }),
-  ),
-  total_bytes: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      description:
-        "The whole file's size in bytes (optional; recommended for chunked uploads). The media then becomes available only when its chunks add up to exactly this: a chunk that would take the sum past it, or a last chunk that leaves it different, is refused with 422 and the media keeps the chunks it had. A whole file must have exactly this size. 413 over MAX_FILE_BYTES.",
-    }),
-  ),
-  fingerprint: Type.Optional(
-    Type.String({
-      maxLength: 128,
-      description:
-        "The client's fingerprint of the file (optional; 1 to 128 printable ASCII characters, no spaces), e.g. a digest of its name, size, modification time and first chunk. Recorded with the media; a later chunk that carries a different one is refused with 409, so a resuming client never adds one file's chunks to another's upload.",
-    }),
-  ),
-});
+    total_chunks: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Number of chunks (default 1: a whole file)." }),
+    ),
+    current_chunk: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Which chunk `file` is, 1..total_chunks (default 1)." }),
+    ),
+    total_bytes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "The whole file's size in bytes (optional; recommended for chunked uploads). The media then becomes available only when its chunks add up to exactly this: a chunk that would take the sum past it, or a last chunk that leaves it different, is refused with 422 and the media keeps the chunks it had. A whole file must have exactly this size. 413 over MAX_FILE_BYTES.",
+      }),
+    ),
+    fingerprint: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "The client's fingerprint of the file (optional; 1 to 128 printable ASCII characters, no spaces), e.g. a digest of its name, size, modification time and first chunk. Recorded with the media; a later chunk that carries a different one is refused with 409, so a resuming client never adds one file's chunks to another's upload.",
+      }),
+    ),
+  },
+  { title: "MediaUploadInput" },
+);
 
 /** Body of PUT /v1/media/{id} (documentation). */
-export const MediaChunkBody = Type.Object({
-  file: Type.String({ format: "binary", description: "The chunk's bytes, at most 4 MiB (MAX_CHUNK_BYTES)." }),
-  current_chunk: Type.Integer({
-    minimum: 1,
-    description: "Which chunk this is, 1..total_chunks; re-sending a chunk replaces it.",
-  }),
-  fingerprint: Type.Optional(
-    Type.String({
-      maxLength: 128,
-      description:
-        "The fingerprint the upload was started with (optional). When given and different from the media's (or the media has none), the chunk is refused with 409 and nothing is stored.",
+export const MediaChunkBody = Type.Object(
+  {
+    file: Type.String({
+      format: "binary",
+      description: "The chunk's bytes, at most 4 MiB (MAX_CHUNK_BYTES).",
     }),
-  ),
-});
+    current_chunk: Type.Integer({
+      minimum: 1,
+      description: "Which chunk this is, 1..total_chunks; re-sending a chunk replaces it.",
+    }),
+    fingerprint: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "The fingerprint the upload was started with (optional). When given and different from the media's (or the media has none), the chunk is refused with 409 and nothing is stored.",
+      }),
+    ),
+  },
+  { title: "MediaChunkInput" },
+);
 
 /** Path parameter of media item routes. */
 export const MediaIdParams = Type.Object({
-  id: Type.String({ description: "Media id (integer).", examples: ["31"] }),
+  id: Type.String({ description: INTEGER_ID, examples: ["31"] }),
 });
 
 /** Query of GET /v1/media/. */

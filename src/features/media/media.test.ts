@@ -545,6 +545,7 @@ describe("listing, deleting and the audit log", () => {
       links: { previous: null, next: `http://ferry.test/v1/media/?request=${req}&page=2&page_size=1` },
       total_pages: 2,
       count: 2,
+      page_size: 1,
       results: [b],
     });
   });

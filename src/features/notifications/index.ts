@@ -31,6 +31,7 @@ import { NotificationDelivery } from "./deliver-notification.service.js";
 import { DirectMessages } from "./direct-messages.service.js";
 import type { MessageSources } from "./message-input.js";
 import { MessagePreview } from "./message-preview.service.js";
+import { NotificationLog } from "./notification-log.service.js";
 import { NotificationOutcomes } from "./notification-outcomes.js";
 import { DeliverNotificationJob, DirectMessageJob } from "./notifications.jobs.js";
 import { notificationsRoutes } from "./notifications.routes.js";
@@ -54,6 +55,8 @@ export interface Notifications {
   /** Notifications composed by their sender (containers). */
   readonly composed: ComposedNotifications;
   readonly outbox: CapturedOutbox;
+  /** The account's notifications and their outcomes (GET /v1/notification/). */
+  readonly log: NotificationLog;
   readonly preview: MessagePreview;
   readonly smtpSettings: SmtpSettingsService;
   /** Closes the mail transports. */
@@ -119,6 +122,7 @@ export function createNotificationsFeature(deps: {
     direct: new DirectMessages(config, deps.keyRing, jobs, mail, sms),
     composed: new ComposedNotifications(deps.keyRing, clock, jobs, outcomes),
     outbox,
+    log: new NotificationLog(database),
     preview: new MessagePreview({ database, records, requests, templates, sources }),
     smtpSettings,
     close: () => mail.close(),

@@ -2,7 +2,16 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
-import { authErrors, errorResponses, jwtSecurity, NoContent, PaginatedOf } from "../../http/openapi.js";
+import {
+  authErrors,
+  binaryResponse,
+  errorResponses,
+  IdParams,
+  INTEGER_ID,
+  jwtSecurity,
+  NoContent,
+  PaginatedOf,
+} from "../../http/openapi.js";
 import { notFound } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { parseId } from "../../shared/ids.js";
@@ -11,11 +20,14 @@ import { RenderInput, RenderResponse } from "../templates/index.js";
 import type { CapturedOutbox } from "./captured-outbox.service.js";
 import type { NotificationDelivery } from "./deliver-notification.service.js";
 import type { MessagePreview } from "./message-preview.service.js";
+import type { NotificationLog } from "./notification-log.service.js";
 import { presentCapturedMessage } from "./notifications.presenter.js";
 import type { CapturedFilter } from "./notifications.repository.js";
 import {
   CapturedMessageSchema,
   CapturedQuery,
+  NotificationListQuery,
+  NotificationRecordSchema,
   SendNotificationResponse,
   SmtpSettingsInput,
   SmtpSettingsSchema,
@@ -34,6 +46,7 @@ export interface NotificationRouteDeps {
   outbox: CapturedOutbox;
   preview: MessagePreview;
   smtpSettings: SmtpSettingsService;
+  log: NotificationLog;
   config: Config;
 }
 
@@ -43,7 +56,51 @@ export interface NotificationRouteDeps {
  */
 export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
   return async (app) => {
-    const { sender, delivery, outbox, preview, smtpSettings, config } = deps;
+    const { sender, delivery, outbox, preview, smtpSettings, log, config } = deps;
+
+    app.get(
+      "/v1/notification/",
+      {
+        config: { scope: "notifications" },
+        schema: {
+          operationId: "listNotifications",
+          tags: ["notifications"],
+          summary: "List the account's notifications with their delivery state, newest first",
+          description:
+            "Filter with `request`, `container` (ids) and `state` (queued, sent, failed). Each send_notification call adds one notification per contact method.",
+          security: jwtSecurity,
+          querystring: NotificationListQuery,
+          response: {
+            200: PaginatedOf(NotificationRecordSchema),
+            ...errorResponses(400, 404),
+            ...authErrors,
+          },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const query = request.query;
+        const page = parsePageRequest(query);
+        const { results, count } = await log.list(auth.accountId, query, page);
+        return paginate(results, count, page, config.publicBaseUrl, "/v1/notification/", query);
+      },
+    );
+
+    app.get(
+      "/v1/notification/:id/",
+      {
+        config: { scope: "notifications" },
+        schema: {
+          operationId: "getNotification",
+          tags: ["notifications"],
+          summary: "Read one notification: channel, destination, state, error, sent and opened times",
+          security: jwtSecurity,
+          params: IdParams,
+          response: { 200: NotificationRecordSchema, ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request) => log.get(requireAuth(request).accountId, request.params.id),
+    );
 
     const sendNotification = async (request: FastifyRequest<{ Params: { id: string } }>) => {
       const id = parseId(request.params.id);
@@ -51,15 +108,16 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       return sender.send(requireAuth(request), id);
     };
     const sendSchema = (method: string) => ({
+      operationId: method === "POST" ? "sendRequestNotification" : "sendRequestNotificationAlias",
       tags: ["requests"],
       summary:
         method === "POST"
           ? "Notify every contact method of a sent request (again: a reminder)"
-          : "Alias of POST send_notification for clients that use GET",
+          : "Alias of POST send_notification for clients that use GET (it sends)",
       description:
         "Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.",
       security: jwtSecurity,
-      params: Type.Object({ id: Type.String({ description: "Request id.", examples: ["42"] }) }),
+      params: Type.Object({ id: Type.String({ description: INTEGER_ID, examples: ["42"] }) }),
       response: { 200: SendNotificationResponse, ...errorResponses(404, 415, 422), ...authErrors },
     });
     app.post(
@@ -78,10 +136,11 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         config: { public: true },
         schema: {
+          operationId: "trackEmailOpen",
           tags: ["notifications"],
           summary: "Email open-tracking pixel (records ABD-0010 on the first open)",
           params: Type.Object({ file: Type.String({ description: "<token>.gif" }) }),
-          response: { 200: Type.Any({ description: "A 1x1 transparent GIF." }) },
+          response: { 200: binaryResponse("A 1x1 transparent GIF.", "image/gif") },
         },
       },
       async (request, reply) => {
@@ -107,6 +166,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         config: { scope: "sandbox" },
         schema: {
+          operationId: "listSandboxMessages",
           tags: ["notifications"],
           summary: "Sandbox outbox: the account's captured emails and SMS, newest first (404 in live)",
           security: jwtSecurity,
@@ -141,6 +201,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
         config: { scope: "templates" },
         validatorCompiler: checkedByService,
         schema: {
+          operationId: "renderEmailTemplate",
           tags: ["email templates"],
           summary: "Preview: render a template (slug or html) against a request or sample data",
           security: jwtSecurity,
@@ -163,6 +224,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "getSmtpSettings",
           tags: ["notifications"],
           summary: "The account's custom SMTP settings (404 when none)",
           security: jwtSecurity,
@@ -176,6 +238,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "replaceSmtpSettings",
           tags: ["notifications"],
           summary:
             "Set the account's own SMTP server (custom sender domain); the password is stored encrypted",
@@ -192,6 +255,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       {
         ...smtpCommon,
         schema: {
+          operationId: "deleteSmtpSettings",
           tags: ["notifications"],
           summary: "Remove the account's SMTP settings (the deployment's mailer is used again)",
           security: jwtSecurity,

@@ -255,6 +255,7 @@ describe("send_notification with the capture transports (sandbox)", () => {
       links: { previous: null, next: null },
       total_pages: 1,
       count: 0,
+      page_size: 10,
       results: [],
     });
   });

@@ -83,6 +83,7 @@ export async function registerPullSubmit(app: Router, deps: PageDeps): Promise<v
     {
       config: { public: true },
       schema: {
+        operationId: "submitRecipientRequest",
         tags: ["recipient"],
         summary:
           "Submit a pull request with an optional reply message (completes it; 303 to the completed page)",
@@ -151,6 +152,7 @@ export async function registerPullUploads(app: Router, deps: PageDeps): Promise<
     {
       config: { public: true },
       schema: {
+        operationId: "listRecipientUploads",
         tags: ["recipient"],
         summary: "Files the recipient uploaded so far, with the chunks the server holds (resume state)",
         params: IdentifierParams,
@@ -175,6 +177,7 @@ export async function registerPullUploads(app: Router, deps: PageDeps): Promise<
       bodyLimit: CHUNK_BODY_LIMIT,
       validatorCompiler: () => () => true,
       schema: {
+        operationId: "startRecipientUpload",
         tags: ["recipient"],
         summary: "Start a recipient upload with one chunk (multipart; header X-CSRF-Token)",
         consumes: ["multipart/form-data"],
@@ -198,6 +201,7 @@ export async function registerPullUploads(app: Router, deps: PageDeps): Promise<
       bodyLimit: CHUNK_BODY_LIMIT,
       validatorCompiler: () => () => true,
       schema: {
+        operationId: "putRecipientUploadChunk",
         tags: ["recipient"],
         summary: "Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token)",
         consumes: ["multipart/form-data"],

@@ -23,6 +23,7 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
     {
       config: { public: true },
       schema: {
+        operationId: "downloadRecipientFile",
         tags: ["recipient"],
         summary:
           "Download one file of a push request (needs the two-factor session when the request has two-factor)",

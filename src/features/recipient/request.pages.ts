@@ -162,6 +162,7 @@ export async function registerRequestPage(app: Router, deps: PageDeps): Promise<
     {
       config: { public: true },
       schema: {
+        operationId: "getRecipientPage",
         tags: ["recipient"],
         summary:
           "Recipient page: push files, pull uploader, two-factor step, completed or expired page (HTML)",

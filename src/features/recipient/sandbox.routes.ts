@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
 import { requireAuth } from "../../http/auth.js";
-import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
+import { authErrors, errorResponses, INTEGER_ID, jwtSecurity } from "../../http/openapi.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { parseId } from "../../shared/ids.js";
@@ -14,7 +14,7 @@ import type { RecipientService, UploadPiece } from "./recipient.service.js";
 /** Largest generated file of the complete helper. */
 const MAX_GENERATED_BYTES = 10 * 1024 * 1024;
 
-const RequestIdParams = Type.Object({ id: Type.String({ description: "Request id (integer)." }) });
+const RequestIdParams = Type.Object({ id: Type.String({ description: INTEGER_ID }) });
 
 const GeneratedFile = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255, examples: ["statement.pdf"] }),
@@ -114,6 +114,7 @@ export function sandboxRecipientRoutes(deps: {
       {
         config: { scope: "sandbox" },
         schema: {
+          operationId: "sandboxExpireRequest",
           tags: ["sandbox"],
           summary: "Expire a sent push request now: files destroyed, request_complete sent (sandbox only)",
           security: jwtSecurity,
@@ -136,6 +137,7 @@ export function sandboxRecipientRoutes(deps: {
         config: { scope: "sandbox" },
         bodyLimit: 12 * 1024 * 1024,
         schema: {
+          operationId: "sandboxCompleteRequest",
           tags: ["sandbox"],
           summary:
             "Complete an open pull request as its recipient would, with optional generated files (sandbox only)",

@@ -17,6 +17,7 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
     {
       config: { public: true },
       schema: {
+        operationId: "sendRecipientCode",
         tags: ["recipient"],
         summary: "Send a two-factor code to the request's masked destination (form post; 303 to the page)",
         consumes: ["application/x-www-form-urlencoded"],
@@ -59,6 +60,7 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
     {
       config: { public: true },
       schema: {
+        operationId: "verifyRecipientCode",
         tags: ["recipient"],
         summary: "Check a two-factor code; success sets the session cookie and redirects to the page",
         consumes: ["application/x-www-form-urlencoded"],

@@ -30,6 +30,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
         ...common,
         bodyLimit: REQUESTER_BODY_LIMIT,
         schema: {
+          operationId: "createRequester",
           tags,
           summary: "Create a requester (first_name, last_name and email required)",
           security: jwtSecurity,
@@ -46,6 +47,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
       {
         ...common,
         schema: {
+          operationId: "listRequesters",
           tags,
           summary: "List the account's requesters, newest first",
           security: jwtSecurity,
@@ -66,6 +68,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
       {
         ...common,
         schema: {
+          operationId: "getRequester",
           tags,
           summary: "Read a requester",
           security: jwtSecurity,
@@ -82,6 +85,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
         ...common,
         bodyLimit: REQUESTER_BODY_LIMIT,
         schema: {
+          operationId: "updateRequester",
           tags,
           summary: "Partially update a requester",
           security: jwtSecurity,
@@ -99,6 +103,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
         ...common,
         bodyLimit: REQUESTER_BODY_LIMIT,
         schema: {
+          operationId: "replaceRequester",
           tags,
           summary:
             "Replace a requester (first_name, last_name and email required; omitted fields are cleared)",
@@ -116,6 +121,7 @@ export function requestersRoutes(requesters: RequestersService, publicBaseUrl: s
       {
         ...common,
         schema: {
+          operationId: "deleteRequester",
           tags,
           summary: "Delete a requester; requests naming it fall back to the owner's profile",
           security: jwtSecurity,

@@ -44,7 +44,7 @@ export const RequesterSchema = Type.Object(
     created: Type.String({ format: "date-time", examples: [example.created] }),
     updated: Type.String({ format: "date-time", examples: [example.updated] }),
   },
-  { description: "The sender identity shown on recipient pages.", examples: [example] },
+  { title: "Requester", description: "The sender identity shown on recipient pages.", examples: [example] },
 );
 
 const optional = {
@@ -79,6 +79,7 @@ export const RequesterInput = Type.Object(
     ...optional,
   },
   {
+    title: "RequesterInput",
     examples: [
       {
         first_name: "Sam",
@@ -99,5 +100,5 @@ export const RequesterPatch = Type.Object(
     email: Type.Optional(Type.String({ format: "email", maxLength: 254 })),
     ...optional,
   },
-  { examples: [{ first_name: "Samantha" }] },
+  { title: "RequesterPatch", examples: [{ first_name: "Samantha" }] },
 );

@@ -3,7 +3,7 @@ import {
   type FieldErrors,
   isValidEmail,
   Messages,
-  normaliseE164,
+  readPhone,
   readString,
 } from "../../shared/validation.js";
 import type { RequesterFields } from "./requesters.repository.js";
@@ -102,9 +102,9 @@ export function parseRequesterInput(
   const mobile = readString(body, "mobile", errors, { max: 32, nullable: true });
   if (mobile === null || mobile === "") out.mobile = null;
   else if (mobile !== undefined) {
-    const phone = normaliseE164(mobile);
-    if (phone) out.mobile = phone;
-    else errors.add("mobile", Messages.phone);
+    const phone = readPhone(mobile);
+    if ("e164" in phone) out.mobile = phone.e164;
+    else errors.add("mobile", phone.error);
   }
   for (const key of TEXT) {
     const v = readString(body, key, errors, { max: 255, nullable: true });

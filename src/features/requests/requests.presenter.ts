@@ -1,3 +1,4 @@
+import type { CallbackDeliveryStatus } from "../../db/schema.js";
 import { type ContactView, type ContactWithMethods, presentContactWithMethods } from "../contacts/index.js";
 import { type MediaInRequestView, type MediaRow, presentMediaInRequest } from "../media/index.js";
 import { presentRequester, type RequesterRow, type RequesterView } from "../requesters/index.js";
@@ -12,8 +13,8 @@ export interface RequestRelated {
   contacts: ContactWithMethods[];
   /** The named requester, or null (the recipient page then shows the owner's profile). */
   requester: RequesterRow | null;
-  /** The request's media (any state); when given, the view carries `media`. */
-  media?: MediaRow[];
+  /** The request's media (any state). */
+  media: MediaRow[];
   /** The owner's display name, used in a generated email subject. */
   ownerName?: string;
   /** The request's recipient page (BrandingService.recipientUrl: the account's custom host, if any). */
@@ -36,14 +37,14 @@ export interface RequestView {
   long_message_subject: string;
   long_message: string;
   contact: ContactView[];
-  media?: MediaInRequestView[];
+  media: MediaInRequestView[];
   callback_url: string | null;
   requester: RequesterView | null;
   email_template_slug: string | null;
   tfa_send_to: "email" | "sms" | null;
   tfa_send_to_value: string | null;
   tfa_times_sent: number;
-  callback_status: string | null;
+  callback_status: CallbackDeliveryStatus | null;
   callback_tries: number;
   allowed_extensions: string[] | null;
   max_file_bytes: number | null;
@@ -62,7 +63,7 @@ function escapeAttribute(value: string): string {
 /**
  * Builds the API Request object. `short_message` gets `related.recipientUrl` appended after a space,
  * `long_message` an HTML anchor to it (after a line break), and `long_message_subject` is
- * generated when empty. `media` is present exactly when `related.media` is given.
+ * generated when empty.
  */
 export function presentRequest(row: RequestRow, related: RequestRelated): RequestView {
   const url = related.recipientUrl;
@@ -86,19 +87,19 @@ export function presentRequest(row: RequestRow, related: RequestRelated): Reques
       row.long_message_subject || generatedSubject(row.type, requesterName || related.ownerName || ""),
     long_message: row.long_message ? `${row.long_message}<br>\n${anchor}` : anchor,
     contact: related.contacts.map(presentContactWithMethods),
+    media: related.media.map(presentMediaInRequest),
     callback_url: row.callback_url,
     requester: related.requester ? presentRequester(related.requester) : null,
     email_template_slug: row.email_template_slug,
     tfa_send_to: row.tfa_send_to,
     tfa_send_to_value: row.tfa_send_to_value,
     tfa_times_sent: row.tfa_times_sent,
-    callback_status: row.callback_status,
+    callback_status: row.callback_status as CallbackDeliveryStatus | null,
     callback_tries: row.callback_tries,
     allowed_extensions: row.allowed_extensions ? row.allowed_extensions.split(",") : null,
     max_file_bytes: row.max_file_bytes === null ? null : Number(row.max_file_bytes),
     created: row.created,
     updated: row.updated,
   };
-  if (related.media) view.media = related.media.map(presentMediaInRequest);
   return view;
 }

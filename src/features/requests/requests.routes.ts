@@ -26,6 +26,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "createRequest",
           tags,
           summary: "Create a request (push or pull), optionally as a draft",
           description:
@@ -44,6 +45,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "listRequests",
           tags,
           summary: "List the account's requests, newest first",
           security: jwtSecurity,
@@ -64,6 +66,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "countRequests",
           tags,
           summary: "Number of requests sent (not drafts) by the account",
           security: jwtSecurity,
@@ -78,6 +81,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "getRequest",
           tags,
           summary: "Read a request with its media",
           security: jwtSecurity,
@@ -93,6 +97,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "updateRequest",
           tags,
           summary: "Update a request; `is_draft: false` sends a draft",
           description:
@@ -111,6 +116,7 @@ export function requestsRoutes(requests: RequestsService, publicBaseUrl: string)
       {
         ...common,
         schema: {
+          operationId: "deleteRequest",
           tags,
           summary: "Delete a request with its media (files are destroyed)",
           security: jwtSecurity,

@@ -7,41 +7,51 @@ const Timestamp = (description = "UTC, ISO 8601 with microseconds.") =>
   Type.String({ format: "date-time", description, examples: [ts] });
 const Nullable = (type: "string" | "integer", description: string, example: unknown) =>
   Type.Unsafe<string | number | null>({ type: [type, "null"], description, examples: [example] });
+const NullableEnum = <T extends string>(values: T[], description: string, example: T | null) =>
+  Type.Unsafe<T | null>({
+    type: ["string", "null"],
+    enum: [...values, null],
+    description,
+    examples: [example],
+  });
 
 /** A media item inside a request (spec: Media, plus `file` and the fields existing clients read). */
-export const MediaSummarySchema = Type.Object({
-  id: Type.Integer({ examples: [55] }),
-  request: Type.Integer({ description: "ID of the owning request.", examples: [101] }),
-  feature: Nullable(
-    "integer",
-    "Always null for a request's file (set for files of container features).",
-    null,
-  ),
-  recipient: Nullable(
-    "integer",
-    "Always null for a request's file (set for files container recipients upload).",
-    null,
-  ),
-  name: Type.String({ examples: ["contract.pdf"] }),
-  content_type: Type.String({ examples: ["application/pdf"] }),
-  bytes: Type.Integer({ examples: [48213] }),
-  extension: Type.String({ examples: ["pdf"] }),
-  file: Type.String({ description: "Stored file name.", examples: ["contract.pdf"] }),
-  total_chunks: Type.Integer({ examples: [1] }),
-  current_chunk: Type.Integer({ description: "Chunks received so far.", examples: [1] }),
-  file_checksum: Nullable(
-    "string",
-    "MD5 hex of the content (for older clients).",
-    "9e107d9d372bb6826bd81d3542a419d6",
-  ),
-  sha256: Nullable("string", "SHA-256 hex of the content.", null),
-  state: Type.String({ enum: ["uploading", "available", "removed"], examples: ["available"] }),
-  times_downloaded: Type.Integer({ examples: [0] }),
-  max_allowed_times_downloaded: Nullable("integer", "Download limit; null = unlimited.", null),
-  removed_at: Nullable("string", "When the file content was destroyed.", null),
-  created: Timestamp(),
-  updated: Timestamp(),
-});
+export const MediaSummarySchema = Type.Object(
+  {
+    id: Type.Integer({ examples: [55] }),
+    request: Type.Integer({ description: "ID of the owning request.", examples: [101] }),
+    feature: Nullable(
+      "integer",
+      "Always null for a request's file (set for files of container features).",
+      null,
+    ),
+    recipient: Nullable(
+      "integer",
+      "Always null for a request's file (set for files container recipients upload).",
+      null,
+    ),
+    name: Type.String({ examples: ["contract.pdf"] }),
+    content_type: Type.String({ examples: ["application/pdf"] }),
+    bytes: Type.Integer({ examples: [48213] }),
+    extension: Type.String({ examples: ["pdf"] }),
+    file: Type.String({ description: "Stored file name.", examples: ["contract.pdf"] }),
+    total_chunks: Type.Integer({ examples: [1] }),
+    current_chunk: Type.Integer({ description: "Chunks received so far.", examples: [1] }),
+    file_checksum: Nullable(
+      "string",
+      "MD5 hex of the content (for older clients).",
+      "9e107d9d372bb6826bd81d3542a419d6",
+    ),
+    sha256: Nullable("string", "SHA-256 hex of the content.", null),
+    state: Type.String({ enum: ["uploading", "available", "removed"], examples: ["available"] }),
+    times_downloaded: Type.Integer({ examples: [0] }),
+    max_allowed_times_downloaded: Nullable("integer", "Download limit; null = unlimited.", null),
+    removed_at: Nullable("string", "When the file content was destroyed.", null),
+    created: Timestamp(),
+    updated: Timestamp(),
+  },
+  { title: "RequestMedia" },
+);
 
 const requestExample = {
   id: 101,
@@ -106,22 +116,27 @@ export const RequestSchema = Type.Object(
       description: "Email body with an HTML anchor to the recipient URL appended.",
     }),
     contact: Type.Array(ContactSchema),
-    media: Type.Optional(
-      Type.Array(MediaSummarySchema, { description: "Files of the request (empty until media exist)." }),
-    ),
+    media: Type.Array(MediaSummarySchema, { description: "Files of the request (empty until media exist)." }),
     callback_url: Nullable("string", "Receives callbacks for the request; query string kept verbatim.", null),
     requester: Type.Unsafe<unknown>({
-      ...RequesterSchema,
-      type: ["object", "null"],
+      anyOf: [RequesterSchema, { type: "null" }],
       examples: [null],
       description:
         "The requester named on the request, or null (the recipient page shows the owner's profile).",
     }),
     email_template_slug: Nullable("string", "Slug of an email template.", null),
-    tfa_send_to: Nullable("string", "Channel of the two-factor code: email or sms.", null),
+    tfa_send_to: NullableEnum(
+      ["email", "sms"],
+      "Channel of the two-factor code; null = no two-factor.",
+      null,
+    ),
     tfa_send_to_value: Nullable("string", "Email address or E.164 number the code goes to.", null),
     tfa_times_sent: Type.Integer({ description: "Two-factor codes sent so far." }),
-    callback_status: Nullable("string", "Outcome of the latest callback delivery.", null),
+    callback_status: NullableEnum(
+      ["pending", "delivered", "failed", "stopped"],
+      "Outcome of the latest callback delivery; null before the first one.",
+      null,
+    ),
     callback_tries: Type.Integer({ description: "Callback delivery attempts so far." }),
     allowed_extensions: Type.Unsafe<string[] | null>({
       type: ["array", "null"],
@@ -136,7 +151,7 @@ export const RequestSchema = Type.Object(
     created: Timestamp(),
     updated: Timestamp(),
   },
-  { examples: [requestExample] },
+  { title: "Request", examples: [requestExample] },
 );
 
 const contactItem = Type.Unsafe<unknown>({
@@ -200,7 +215,7 @@ export const RequestInput = Type.Object(
       }),
     ),
     email_template_slug: Type.Optional(Nullable("string", "Slug of an email template.", "welcome")),
-    tfa_send_to: Type.Optional(Nullable("string", "email or sms; null turns two-factor off.", "sms")),
+    tfa_send_to: Type.Optional(NullableEnum(["email", "sms"], "null turns two-factor off.", "sms")),
     tfa_send_to_value: Type.Optional(
       Nullable("string", "Required with tfa_send_to: an email address, or an E.164 number.", "+14155550123"),
     ),
@@ -228,6 +243,7 @@ export const RequestInput = Type.Object(
     ),
   },
   {
+    title: "RequestInput",
     examples: [
       {
         type: "pull",
@@ -257,5 +273,5 @@ export const CounterSchema = Type.Object(
     count: Type.Integer({ description: "Requests sent (not drafts) by the account." }),
     counter: Type.Integer({ description: "Same value, under the reference's name." }),
   },
-  { examples: [{ count: 42, counter: 42 }] },
+  { title: "RequestCounter", examples: [{ count: 42, counter: 42 }] },
 );

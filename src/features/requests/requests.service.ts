@@ -10,6 +10,7 @@ import { FieldErrors, Messages, requireObjectBody } from "../../shared/validatio
 import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import { type BrandingService, recipientUrl } from "../branding/index.js";
+import { checkCallbackDestination } from "../callbacks/index.js";
 import { type ContactsService, type ContactWithMethods, contactFields } from "../contacts/index.js";
 import type { MediaService } from "../media/index.js";
 import type { RequesterRow, RequestersService } from "../requesters/index.js";
@@ -134,10 +135,11 @@ export class RequestsService {
     });
   }
 
-  private parse(body: unknown): RequestInput {
+  private async parse(body: unknown): Promise<RequestInput> {
     const errors = new FieldErrors();
     const input = parseRequestInput(requireObjectBody(body), errors, this.config, this.clock.now());
     errors.throwIfAny();
+    if (input.callbackUrl) await checkCallbackDestination(input.callbackUrl, this.config);
     return input;
   }
 
@@ -198,7 +200,7 @@ export class RequestsService {
    * expiry. 400 on bad input or unknown/foreign ids. Audited ABA-0010.
    */
   async create(auth: AuthContext, body: unknown): Promise<RequestView> {
-    const input = this.parse(body);
+    const input = await this.parse(body);
     const tfaErrors = new FieldErrors();
     const tfaValue = checkTfa(input.tfaSendTo ?? null, input.tfaSendToValue ?? null, tfaErrors);
     tfaErrors.throwIfAny();
@@ -379,7 +381,7 @@ export class RequestsService {
   async update(auth: AuthContext, rawId: string, body: unknown): Promise<RequestView> {
     const id = parseId(rawId);
     if (id === undefined) throw notFound("Request");
-    const input = this.parse(body);
+    const input = await this.parse(body);
     return this.database.db.transaction().execute(async (trx) => {
       const row = await findRequest(trx, auth.accountId, id, { forUpdate: this.lockRows });
       if (!row) throw notFound("Request");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildContact, buildPushRequest } from "../../../test/helpers/factories.js";
 import { useHarness } from "../../../test/helpers/harness.js";
+import { deref } from "../../../test/helpers/openapi.js";
 
 const TS = "2026-01-15T10:00:00.000000Z";
 
@@ -263,9 +264,9 @@ describe("request state rules, media, deletion and audit", () => {
       for (const m of methods) expect(paths[path]?.[m], `${m} ${path}`).toBeDefined();
     }
     const created = paths["/v1/request/"]!.post!.responses["201"] as {
-      content: Record<string, { schema: { properties: object } }>;
+      content: Record<string, { schema: object }>;
     };
-    expect(Object.keys(created.content["application/json"]!.schema.properties)).toEqual(
+    expect(Object.keys(deref(doc, created.content["application/json"]!.schema).properties as object)).toEqual(
       expect.arrayContaining([
         "identifier",
         "is_expired",

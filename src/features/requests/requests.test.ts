@@ -229,9 +229,7 @@ describe("requests API", () => {
       [
         { tfa_send_to: "sms", tfa_send_to_value: "+1234567890123456" },
         {
-          tfa_send_to_value: [
-            "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
-          ],
+          tfa_send_to_value: ["The number is too long for country code +1."],
         },
       ],
       [
@@ -352,7 +350,9 @@ describe("requests API", () => {
       });
       expect(refused.statusCode).toBe(400);
       expect(refused.json()).toEqual({
-        callback_url: ["The callback URL must use https:// on a live deployment."],
+        callback_url: [
+          "The callback URL must use https:// on a live deployment (the setting ALLOW_HTTP_CALLBACKS_IN_LIVE=true allows http://).",
+        ],
       });
       const ok = await live.call("POST", "/v1/request/", {
         callback_url: "https://hooks.example.com/x?a=1&b=%20",

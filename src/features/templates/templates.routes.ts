@@ -24,6 +24,7 @@ export function emailTemplatesRoutes(
       {
         ...common,
         schema: {
+          operationId: "createEmailTemplate",
           tags,
           summary: "Create an email template (its syntax is checked; errors name the line)",
           security: jwtSecurity,
@@ -40,6 +41,7 @@ export function emailTemplatesRoutes(
       {
         ...common,
         schema: {
+          operationId: "listEmailTemplates",
           tags,
           summary: "List the account's email templates by slug",
           security: jwtSecurity,
@@ -60,6 +62,7 @@ export function emailTemplatesRoutes(
       {
         ...common,
         schema: {
+          operationId: "getEmailTemplate",
           tags,
           summary: "Read an email template",
           security: jwtSecurity,
@@ -75,6 +78,7 @@ export function emailTemplatesRoutes(
       {
         ...common,
         schema: {
+          operationId: "updateEmailTemplate",
           tags,
           summary: "Update an email template's slug, subject or html",
           security: jwtSecurity,
@@ -91,6 +95,7 @@ export function emailTemplatesRoutes(
       {
         ...common,
         schema: {
+          operationId: "deleteEmailTemplate",
           tags,
           summary: "Delete an email template (422 while an open request uses it)",
           security: jwtSecurity,
