@@ -18,7 +18,7 @@ import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
 import { installNulGuard } from "../http/nul-bytes.js";
 import { finishOpenApiDocument, transformRouteSchema } from "../http/openapi.js";
-import { type RateLimitState, rateLimitHeaders } from "../http/rate-limit.js";
+import { type RateLimitState, rateLimitHeaders, tighterLimit } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
 import { trustProxyOption } from "../http/trust-proxy.js";
 import type { RouteModule } from "../shared/feature.js";
@@ -36,10 +36,6 @@ declare module "fastify" {
 /** Masks recipient identifiers and session tokens in paths so they never reach logs whole: /r/abcd…/ */
 export function maskPath(url: string): string {
   return url.replace(/\/([rs])\/([^/?#]{4})[^/?#]*/g, "/$1/$2…");
-}
-
-function tighter(a: RateLimitState | undefined, b: RateLimitState): RateLimitState {
-  return !a || b.remaining < a.remaining ? b : a;
 }
 
 /**
@@ -115,7 +111,7 @@ export async function buildServer(
   });
 
   installAuthGuard(app, ferry.auth, async (request, ctx) => {
-    request.rateLimit = tighter(
+    request.rateLimit = tighterLimit(
       request.rateLimit,
       await ferry.rateLimiter.consume("app", String(ctx.applicationId)),
     );

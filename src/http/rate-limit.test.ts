@@ -62,7 +62,11 @@ describe.each([
         remoteAddress: "198.51.100.3",
         payload: { api_key: "x", email: "y@example.com" },
       });
-    expect((await login()).statusCode).toBe(401);
+    const first = await login();
+    expect(first.statusCode).toBe(401);
+    // The headers name the token operations' tighter limit from the first call.
+    expect(first.headers["ratelimit-limit"]).toBe("2");
+    expect(first.headers["ratelimit-remaining"]).toBe("1");
     expect((await login()).statusCode).toBe(401);
     expect((await login()).statusCode).toBe(429);
   });

@@ -84,6 +84,11 @@ export class RateLimiter {
 }
 
 /** The IETF RateLimit header fields for a state. */
+/** Of two limit states, the one with fewer calls left (its headers are the ones a client must obey). */
+export function tighterLimit(a: RateLimitState | undefined, b: RateLimitState): RateLimitState {
+  return !a || b.remaining < a.remaining ? b : a;
+}
+
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   return {
     "ratelimit-limit": String(state.limit),

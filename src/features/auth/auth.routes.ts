@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import { requireAuth } from "../../http/auth.js";
 import { readFormLikeBody } from "../../http/body-parsers.js";
 import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
-import type { RateLimiter } from "../../http/rate-limit.js";
+import { type RateLimiter, tighterLimit } from "../../http/rate-limit.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { AuthService } from "./auth.service.js";
 
@@ -53,7 +53,10 @@ export function authRoutes(deps: {
       path: request.url.split("?")[0] ?? "",
       contentType: request.headers["content-type"]?.split(";")[0],
     });
-    const limit = (request: FastifyRequest) => rateLimiter.consume("auth-ip", request.ip);
+    /** The token endpoints' own per-IP limit; its headers win when it is the tighter one. */
+    const limit = async (request: FastifyRequest) => {
+      request.rateLimit = tighterLimit(request.rateLimit, await rateLimiter.consume("auth-ip", request.ip));
+    };
 
     app.post(
       "/v1/auth/get_token/",
