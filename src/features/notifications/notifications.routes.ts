@@ -181,7 +181,8 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
         const page = parsePageRequest(query);
         const filter: CapturedFilter = {
           channel: query.channel === "email" || query.channel === "sms" ? query.channel : undefined,
-          to: typeof query.to === "string" && query.to !== "" ? query.to : undefined,
+          // A `+` left unencoded in a query string arrives as a space: "+1415…" is meant.
+          to: typeof query.to === "string" && query.to !== "" ? query.to.replace(/^ (?=\d)/, "+") : undefined,
         };
         const { rows, count } = await outbox.list(auth.accountId, filter, page);
         return paginate(

@@ -70,6 +70,13 @@ describe("send_notification with the capture transports (sandbox)", () => {
       expect((await outbox()).count).toBe(2);
     });
 
+    it("filters the outbox by a number whose + was not encoded, or was", async () => {
+      for (const query of ["?to=+14155550123", "?to=%2B14155550123"]) {
+        const found = (await outbox(query)).results;
+        expect(found.map((m: Json) => [m.channel, m.to])).toEqual([["sms", "+14155550123"]]);
+      }
+    });
+
     it("captures the SMS: the short message and the recipient link", async () => {
       const url = `http://ferry.test/r/${req.identifier}/`;
       const smsMsg = (await outbox()).results.find((m: Json) => m.channel === "sms");
