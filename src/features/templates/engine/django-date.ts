@@ -127,7 +127,7 @@ function parseIsoString(text: string): Instant {
  * Unknown characters are copied; `\x` prints x. Throws RangeError for an invalid date or time zone.
  * `z` is the day of the year 1 to 366: Django's code has always returned 1 for 1 January (the older
  * "0 to 365" wording, repeated in the spec, described the same code); Django ≥ 4 documents 1 to 366.
- * `e` prints the IANA zone name as given; `T` prints the zone's abbreviation (see `zoneAbbreviation`).
+ * `e` and `T` print the zone's abbreviation (see `zoneAbbreviation`), as Django's tzname() does.
  */
 export function formatDjangoDate(value: DateInput, format: string, timeZone = "UTC"): string {
   const wall = wallTime(toInstant(value), timeZone);
@@ -191,7 +191,8 @@ function formatChar(c: string, w: WallTime): string {
     case "D":
       return WEEKDAYS[w.weekday]!.slice(0, 3);
     case "e":
-      return w.timeZone;
+      // Django prints the aware datetime's tzname(): the zone's abbreviation, as `T` does.
+      return zoneAbbreviation(w.instant.epochMs, w.timeZone);
     case "E":
     case "F":
       return MONTHS[w.month - 1]!;
