@@ -45,7 +45,6 @@ export const Messages = {
   notList: "Expected a list of items.",
   notObject: "Expected a JSON object.",
   email: "Enter a valid email address.",
-  phone: "Enter a valid phone number in E.164 format: + then country code and number, at most 15 digits.",
   tooLong: (max: number) => `Ensure this field has no more than ${max} characters.`,
   invalidPk: (raw: unknown) => `Invalid pk "${String(raw)}" - object does not exist.`,
 } as const;

@@ -256,6 +256,19 @@ describe("container rules", () => {
       });
       expect(phone.status).toBe(400);
       expect(Object.keys(phone.body!)).toEqual(["value"]);
+      // The same reasons as contacts give: here, a national number without its country code.
+      const national = await call("POST", `/v1/module_container/recipient/${a.id}/recipient_item/`, {
+        interface_class: "sms",
+        value: "020 7946 0958",
+      });
+      expect(national.body).toEqual({
+        value: [expect.stringContaining("numbers without a country code are not accepted")],
+      });
+      const trunk = await call("POST", `/v1/module_container/recipient/${a.id}/recipient_item/`, {
+        interface_class: "sms",
+        value: "+44 (0)20 7946 0958",
+      });
+      expect(trunk.body).toMatchObject({ value: "+442079460958" });
     });
 
     it("refuses a feature on a complete container with 422", async () => {

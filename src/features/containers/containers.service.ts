@@ -7,8 +7,8 @@ import {
   type Body,
   FieldErrors,
   isValidEmail,
-  normaliseE164,
   readBoolean,
+  readPhone,
   readReference,
   readString,
   requireObjectBody,
@@ -273,8 +273,9 @@ export class ContainersService {
         if (isValidEmail(to)) destination = to;
         else errors.add("to", "Enter a valid email address.");
       } else {
-        destination = normaliseE164(to);
-        if (!destination) errors.add("to", "Enter a valid phone number in E.164 format.");
+        const phone = readPhone(to);
+        if ("e164" in phone) destination = phone.e164;
+        else errors.add("to", phone.error);
       }
     }
     errors.throwIfAny();

@@ -7,8 +7,8 @@ import {
   type Body,
   FieldErrors,
   isValidEmail,
-  normaliseE164,
   readBoolean,
+  readPhone,
   readString,
   requireObjectBody,
 } from "../../shared/validation.js";
@@ -76,9 +76,9 @@ function checkItemValue(cls: ItemClass, raw: unknown, errors: FieldErrors): stri
   }
   if (cls === "email" && !isValidEmail(value)) errors.add("value", "Enter a valid email address.");
   else if (cls === "sms") {
-    const phone = normaliseE164(value);
-    if (phone) return phone;
-    errors.add("value", "Enter a valid phone number in E.164 format: + then country code and number.");
+    const phone = readPhone(value);
+    if ("e164" in phone) return phone.e164;
+    errors.add("value", phone.error);
   } else return value;
   return errors.any ? undefined : value;
 }
