@@ -416,6 +416,20 @@ export interface RecipientTfaCodesTable {
 }
 
 /** An account's white-label settings for recipient pages. */
+/** A font file of an account's branding, served at `/r/<identifier>/fonts/<name>`. */
+export interface AccountBrandingFontsTable {
+  account_id: number;
+  /** File name, e.g. `brand-regular.woff2`; its extension matches the content. */
+  name: string;
+  /** `font/woff2` or `font/woff`. */
+  content_type: string;
+  data_base64: string;
+  bytes: number;
+  sha256: string;
+  created: string;
+  updated: string;
+}
+
 export interface AccountBrandingTable {
   account_id: number;
   /** Owner CSS, served as a stylesheet only (at most 100 KB). */
@@ -579,6 +593,7 @@ export interface DB {
   callback_attempts: CallbackAttemptsTable;
   recipient_tfa_codes: RecipientTfaCodesTable;
   account_branding: AccountBrandingTable;
+  account_branding_fonts: AccountBrandingFontsTable;
   containers: ContainersTable;
   container_emails: ContainerEmailsTable;
   container_recipients: ContainerRecipientsTable;

@@ -8,9 +8,91 @@ import type { RouteModule } from "../../shared/feature.js";
 import {
   type BrandingInput,
   type BrandingService,
+  FONT_NAME_PATTERN,
   MAX_CSS_BYTES,
+  MAX_FONT_BYTES,
+  MAX_FONTS,
   MAX_LOGO_BYTES,
 } from "./branding.service.js";
+
+const FontParams = Type.Object({
+  name: Type.String({
+    maxLength: 80,
+    description: "File name of the font: letters, digits, - or _, then `.woff2` or `.woff`.",
+    examples: ["brand-regular.woff2"],
+  }),
+});
+
+const FontBody = Type.Object(
+  {
+    file: Type.String({
+      description: `The font as base64 or a data URL (WOFF2 or WOFF by content, at most ${MAX_FONT_BYTES / 1024} KB). In multipart bodies, a file part named \`file\`.`,
+    }),
+  },
+  { title: "BrandingFontInput" },
+);
+
+const FontResponse = Type.Object(
+  {
+    name: Type.String(),
+    content_type: Type.String({ description: "`font/woff2` or `font/woff`." }),
+    bytes: Type.Integer(),
+    sha256: Type.String(),
+    path: Type.String({
+      description:
+        "Where the account's stylesheet finds the font, relative to it: `@font-face { src: url(fonts/<name>) }`.",
+    }),
+    updated: Type.String(),
+  },
+  {
+    title: "BrandingFont",
+    examples: [
+      {
+        name: "brand-regular.woff2",
+        content_type: "font/woff2",
+        bytes: 24576,
+        sha256: "9f86d081884c7d65...",
+        path: "fonts/brand-regular.woff2",
+        updated: "2026-01-15T10:00:00.000000Z",
+      },
+    ],
+  },
+);
+
+const FontList = Type.Object(
+  { count: Type.Integer(), results: Type.Array(FontResponse) },
+  { title: "BrandingFontList" },
+);
+
+/** The font bytes of PUT /v1/branding/fonts/{name}: a multipart file part or JSON base64. */
+async function readFontBody(request: FastifyRequest): Promise<Buffer | null> {
+  let raw: unknown;
+  if (request.isMultipart()) {
+    try {
+      for await (const part of request.parts({ limits: { fileSize: MAX_FONT_BYTES + 1, files: 1 } })) {
+        if (part.type === "file") {
+          const bytes = await part.toBuffer();
+          if (part.fieldname === "file") raw = bytes;
+        } else if (part.fieldname === "file") raw = part.value;
+      }
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      const code = (err as { code?: string }).code ?? "";
+      if (/LIMIT|TOO_LARGE/.test(code))
+        throw new AppError("PAYLOAD_TOO_LARGE", `The font is larger than ${MAX_FONT_BYTES / 1024} KB.`);
+      throw new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
+    }
+  } else if (request.body && typeof request.body === "object")
+    raw = (request.body as Record<string, unknown>).file;
+  if (raw === undefined || raw === null || raw === "")
+    throw ValidationError.field("file", "Upload a WOFF2 or WOFF font file.");
+  if (Buffer.isBuffer(raw)) return raw;
+  if (typeof raw !== "string") throw ValidationError.field("file", "Send the font as base64 or a file part.");
+  const data = raw.replace(/^data:[^,]*;base64,/i, "").replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(data))
+    throw ValidationError.field("file", "The font is not valid base64.");
+  return Buffer.from(data, data.includes("-") || data.includes("_") ? "base64url" : "base64");
+}
 
 const BrandingBody = Type.Object(
   {
@@ -149,6 +231,84 @@ export function brandingRoutes(branding: BrandingService): RouteModule {
       },
     );
 
+    app.get(
+      "/v1/branding/fonts/",
+      {
+        config: { scope: "branding" },
+        schema: {
+          operationId: "listBrandingFonts",
+          tags: ["branding"],
+          summary: "The account's branding fonts (Ferry extension)",
+          security: jwtSecurity,
+          response: { 200: FontList, ...authErrors },
+        },
+      },
+      async (request) => {
+        const results = await branding.listFonts(requireAuth(request).accountId);
+        return { count: results.length, results };
+      },
+    );
+
+    app.put(
+      "/v1/branding/fonts/:name",
+      {
+        config: { scope: "branding" },
+        bodyLimit: 1024 * 1024,
+        // JSON and multipart bodies: the handler checks the name and the service the file.
+        validatorCompiler: () => () => true,
+        schema: {
+          operationId: "uploadBrandingFont",
+          tags: ["branding"],
+          summary: "Store or replace a font file of the account's branding (Ferry extension)",
+          description: `JSON (\`file\` as base64 or a data URL) or multipart/form-data (\`file\` part). WOFF2 or WOFF by content, at most ${MAX_FONT_BYTES / 1024} KB, at most ${MAX_FONTS} fonts per account; the name's extension matches the format. Served from Ferry's origin at \`/r/<identifier>/fonts/<name>\` and \`/s/<token>/fonts/<name>\`, so the account's stylesheet uses \`url(fonts/<name>)\`. 201 when the name is new, 200 when it replaces a font.`,
+          consumes: ["application/json", "multipart/form-data"],
+          security: jwtSecurity,
+          params: FontParams,
+          body: FontBody,
+          response: {
+            200: FontResponse,
+            201: FontResponse,
+            ...authErrors,
+            ...errorResponses(400, 409, 413, 415),
+          },
+        },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        const { name } = request.params as { name: string };
+        if (!FONT_NAME_PATTERN.test(name))
+          throw ValidationError.field(
+            "name",
+            "Name the font like brand-regular.woff2: letters, digits, - or _, then .woff2 or .woff.",
+          );
+        const bytes = await readFontBody(request);
+        const { font, created } = await branding.putFont(auth.accountId, name, bytes, {
+          applicationId: auth.applicationId,
+        });
+        return reply.code(created ? 201 : 200).send(font);
+      },
+    );
+
+    app.delete(
+      "/v1/branding/fonts/:name",
+      {
+        config: { scope: "branding" },
+        schema: {
+          operationId: "deleteBrandingFont",
+          tags: ["branding"],
+          summary: "Delete a font file of the account's branding (Ferry extension)",
+          security: jwtSecurity,
+          params: FontParams,
+          response: { 204: NoContent, ...authErrors, ...errorResponses(404) },
+        },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        await branding.removeFont(auth.accountId, request.params.name, { applicationId: auth.applicationId });
+        return reply.code(204).send(null);
+      },
+    );
+
     app.delete(
       "/v1/branding/",
       {
@@ -156,7 +316,7 @@ export function brandingRoutes(branding: BrandingService): RouteModule {
         schema: {
           operationId: "deleteBranding",
           tags: ["branding"],
-          summary: "Remove the account's branding (pages return to Ferry's default look)",
+          summary: "Remove the account's branding and fonts (pages return to Ferry's default look)",
           security: jwtSecurity,
           response: { 204: NoContent, ...authErrors, ...errorResponses(404) },
         },

@@ -6,18 +6,48 @@ import { AppError, notFound, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import {
+  type BrandingFontRow,
   type BrandingRow,
   deleteBranding,
+  deleteBrandingFonts,
   findBranding,
   findBrandingByHost,
+  findBrandingFont,
   findRecipientHost,
+  listBrandingFonts,
   upsertBranding,
+  upsertBrandingFont,
 } from "./branding.repository.js";
 
 /** Largest white-label stylesheet, in bytes of UTF-8 (100 KB). */
 export const MAX_CSS_BYTES = 100 * 1024;
 /** Largest logo image, in bytes. */
 export const MAX_LOGO_BYTES = 512 * 1024;
+
+/** Largest font file, in bytes (512 KB). */
+export const MAX_FONT_BYTES = 512 * 1024;
+/** Most font files one account keeps. */
+export const MAX_FONTS = 8;
+/** A font's name: a file name ending in the extension of its format. */
+export const FONT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.(woff2|woff)$/;
+
+/** A font file as the API shows it; `path` is relative to the account's stylesheet. */
+export interface BrandingFontView {
+  name: string;
+  content_type: string;
+  bytes: number;
+  sha256: string;
+  path: string;
+  updated: string;
+}
+
+/** Sniffs WOFF2 (`wOF2`) or WOFF (`wOFF`) by magic bytes; undefined for anything else. */
+function sniffFontType(bytes: Buffer): "font/woff2" | "font/woff" | undefined {
+  const magic = bytes.subarray(0, 4).toString("latin1");
+  if (bytes.length >= 48 && magic === "wOF2") return "font/woff2";
+  if (bytes.length >= 44 && magic === "wOFF") return "font/woff";
+  return undefined;
+}
 
 /** What PUT /v1/branding/ sets; every field replaces the stored one (undefined clears it). */
 export interface BrandingInput {
@@ -178,10 +208,97 @@ export class BrandingService {
     });
   }
 
-  /** Removes the account's branding; 404 when it has none. */
+  /** The account's fonts, by name. */
+  async listFonts(accountId: number): Promise<BrandingFontView[]> {
+    return (await listBrandingFonts(this.database.db, accountId)).map(presentFont);
+  }
+
+  /** One font of the account with its bytes (for serving), or undefined. */
+  font(accountId: number, name: string): Promise<BrandingFontRow | undefined> {
+    if (!FONT_NAME_PATTERN.test(name)) return Promise.resolve(undefined);
+    return findBrandingFont(this.database.db, accountId, name);
+  }
+
+  /**
+   * Stores or replaces the font `name`. Throws ValidationError (400) for a bad name, a file that is
+   * not WOFF2/WOFF or does not match the name's extension, or one over 512 KB; CONFLICT (409) when
+   * the account already keeps MAX_FONTS other fonts. `created` tells a new name from a replacement.
+   */
+  async putFont(
+    accountId: number,
+    name: string,
+    bytes: Buffer | null,
+    caller: BrandingCaller,
+  ): Promise<{ font: BrandingFontView; created: boolean }> {
+    if (!FONT_NAME_PATTERN.test(name))
+      throw ValidationError.field(
+        "name",
+        "Name the font like brand-regular.woff2: letters, digits, - or _, then .woff2 or .woff.",
+      );
+    if (!bytes || bytes.length === 0)
+      throw ValidationError.field("file", "Upload a WOFF2 or WOFF font file.");
+    if (bytes.length > MAX_FONT_BYTES)
+      throw ValidationError.field("file", `The font is larger than ${MAX_FONT_BYTES / 1024} KB.`);
+    const type = sniffFontType(bytes);
+    if (!type) throw ValidationError.field("file", "Upload a WOFF2 or WOFF font file.");
+    if (!name.endsWith(type === "font/woff2" ? ".woff2" : ".woff"))
+      throw ValidationError.field(
+        "name",
+        `The file is ${type.slice(5).toUpperCase()}: end the name in .${type.slice(5)}.`,
+      );
+    const now = toTimestamp(this.clock.now());
+    return this.database.db.transaction().execute(async (trx) => {
+      const fonts = await listBrandingFonts(trx, accountId);
+      const existing = fonts.find((f) => f.name === name);
+      if (!existing && fonts.length >= MAX_FONTS)
+        throw new AppError(
+          "CONFLICT",
+          `The account already keeps ${MAX_FONTS} fonts; delete one before adding another.`,
+        );
+      const row: BrandingFontRow = {
+        account_id: accountId,
+        name,
+        content_type: type,
+        data_base64: bytes.toString("base64"),
+        bytes: bytes.length,
+        sha256: sha256Hex(bytes),
+        created: existing?.created ?? now,
+        updated: now,
+      };
+      await upsertBrandingFont(trx, row);
+      await this.audit.write(trx, {
+        accountId,
+        code: existing ? AuditCode.ENTITY_UPDATED : AuditCode.ENTITY_CREATED,
+        apiKeyId: caller.applicationId,
+        relatedModel: "branding",
+        relationKey: accountId,
+        value: `font ${name} ${bytes.length} bytes`,
+      });
+      return { font: presentFont(row), created: !existing };
+    });
+  }
+
+  /** Deletes the font `name`; 404 when the account has none by that name. */
+  async removeFont(accountId: number, name: string, caller: BrandingCaller): Promise<void> {
+    await this.database.db.transaction().execute(async (trx) => {
+      if (!FONT_NAME_PATTERN.test(name) || (await deleteBrandingFonts(trx, accountId, name)) === 0)
+        throw notFound("Font");
+      await this.audit.write(trx, {
+        accountId,
+        code: AuditCode.ENTITY_DELETED,
+        apiKeyId: caller.applicationId,
+        relatedModel: "branding",
+        relationKey: accountId,
+        value: `font ${name}`,
+      });
+    });
+  }
+
+  /** Removes the account's branding and its fonts; 404 when it has neither. */
   async remove(accountId: number, caller: BrandingCaller): Promise<void> {
     await this.database.db.transaction().execute(async (trx) => {
-      if (!(await deleteBranding(trx, accountId))) throw notFound("Branding");
+      const fonts = await deleteBrandingFonts(trx, accountId);
+      if (!(await deleteBranding(trx, accountId)) && fonts === 0) throw notFound("Branding");
       await this.audit.write(trx, {
         accountId,
         code: AuditCode.ENTITY_DELETED,
@@ -191,6 +308,18 @@ export class BrandingService {
       });
     });
   }
+}
+
+/** API view of a font (no bytes). */
+function presentFont(row: Omit<BrandingFontRow, "data_base64">): BrandingFontView {
+  return {
+    name: row.name,
+    content_type: row.content_type,
+    bytes: row.bytes,
+    sha256: row.sha256,
+    path: `fonts/${row.name}`,
+    updated: row.updated,
+  };
 }
 
 /** Allow-listed API view of a branding row. */

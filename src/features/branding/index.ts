@@ -10,7 +10,7 @@ import type { AuditWriter } from "../audit/index.js";
 import { brandingRoutes } from "./branding.routes.js";
 import { BrandingService } from "./branding.service.js";
 
-export type { BrandingRow } from "./branding.repository.js";
+export type { BrandingFontRow, BrandingRow } from "./branding.repository.js";
 export { type BrandingService, recipientUrl } from "./branding.service.js";
 
 /** Builds the branding feature. */

@@ -4,7 +4,7 @@ import type { Database } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
-import type { BrandingRow, BrandingService } from "../branding/index.js";
+import type { BrandingFontRow, BrandingRow, BrandingService } from "../branding/index.js";
 import type { LifecycleService } from "../lifecycle/index.js";
 import type { MediaRow } from "../media/index.js";
 import type { RequestersService } from "../requesters/index.js";
@@ -155,6 +155,11 @@ export class RecipientService {
     const name = host.toLowerCase().replace(/:\d+$/, "");
     if (name === new URL(this.deps.config.publicBaseUrl).hostname) return undefined;
     return this.deps.branding.accountForHost(name);
+  }
+
+  /** The account's font `name` for the link's pages, or undefined. */
+  font(ctx: RecipientContext, name: string): Promise<BrandingFontRow | undefined> {
+    return this.deps.branding.font(ctx.account.id, name);
   }
 
   /** Branding and sandbox marker of a page (default look when there is no context). */

@@ -253,7 +253,7 @@ describe("links that resolve to nothing", () => {
   it("sends the 404 page with the strict security headers", async () => {
     for (const res of await visitAll()) {
       expect(res.headers["content-security-policy"]).toBe(
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
       );
       expect(res.headers["cache-control"]).toBe("no-store");
       expect(res.headers["referrer-policy"]).toBe("no-referrer");

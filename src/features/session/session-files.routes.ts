@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { errorResponses } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
+import { longCache } from "../../web/security-headers.js";
 import type { SessionFeatureView } from "../containers/index.js";
 import { type CallMeta, type MediaService, sendDownload } from "../media/index.js";
 import {
@@ -316,6 +317,20 @@ export async function registerSessionFiles(
       if (!b?.logo_base64 || !b.logo_content_type)
         return reply.code(404).type("text/plain; charset=utf-8").send("Not found.");
       return reply.type(b.logo_content_type).send(Buffer.from(b.logo_base64, "base64"));
+    },
+  );
+  app.get(
+    "/s/:token/fonts/:name",
+    {
+      config: { public: true },
+      schema: { hide: true, params: Type.Object({ token: Type.String(), name: Type.String() }) },
+    },
+    async (request, reply) => {
+      const page = await asset(request, request.params.token);
+      const font = page ? await kit.deps.branding.font(page.account.id, request.params.name) : undefined;
+      if (!font) return reply.code(404).type("text/plain; charset=utf-8").send("Not found.");
+      longCache(reply);
+      return reply.type(font.content_type).send(Buffer.from(font.data_base64, "base64"));
     },
   );
   app.get(
