@@ -325,45 +325,25 @@ export async function blobsOfRequest(ex: Executor, requestId: number): Promise<B
  * Removes every not-yet-removed media of a request: state 'removed', removed_at, data key destroyed
  * (wrapped_key NULL), parts deleted. Returns the blobs those parts pointed at, for deletion.
  */
-export async function removeRequestMedia(ex: Executor, requestId: number, now: string): Promise<BlobRef[]> {
-  const media = await ex
-    .selectFrom("media")
-    .select("id")
-    .where("request_id", "=", requestId)
-    .where("state", "!=", "removed")
-    .execute();
-  const ids = media.map((m) => m.id);
-  if (ids.length === 0) return [];
-  const parts = await ex
-    .selectFrom("media_parts")
-    .select(["blob_store", "blob_key"])
-    .where("media_id", "in", ids)
-    .execute();
-  await ex
-    .updateTable("media")
-    .set({
-      state: "removed",
-      removed_at: now,
-      wrapped_key: null,
-      download_claimed_until: null,
-      download_claim_token: null,
-      updated: now,
-    })
-    .where("id", "in", ids)
-    .execute();
-  await ex.deleteFrom("media_parts").where("media_id", "in", ids).execute();
-  return parts.map((p) => ({ store: p.blob_store, key: p.blob_key }));
+export function removeRequestMedia(ex: Executor, requestId: number, now: string): Promise<BlobRef[]> {
+  return removeMediaOf(ex, "request_id", requestId, now);
 }
 
-/**
- * Removes every not-yet-removed media of a container feature: state 'removed', removed_at, data key destroyed
- * (wrapped_key NULL), parts deleted. Returns the blobs those parts pointed at, for deletion.
- */
-export async function removeFeatureMedia(ex: Executor, featureId: number, now: string): Promise<BlobRef[]> {
+/** Like removeRequestMedia, for the media of a container feature. */
+export function removeFeatureMedia(ex: Executor, featureId: number, now: string): Promise<BlobRef[]> {
+  return removeMediaOf(ex, "feature_id", featureId, now);
+}
+
+async function removeMediaOf(
+  ex: Executor,
+  owner: "request_id" | "feature_id",
+  ownerId: number,
+  now: string,
+): Promise<BlobRef[]> {
   const media = await ex
     .selectFrom("media")
     .select("id")
-    .where("feature_id", "=", featureId)
+    .where(owner, "=", ownerId)
     .where("state", "!=", "removed")
     .execute();
   const ids = media.map((m) => m.id);
