@@ -410,10 +410,16 @@ describe("pull: three files through a network cut, reply, submit, callback, down
       await new Promise((r) => setTimeout(r, 60));
       return route.continue();
     });
+    // A chunk is the reloaded page's when its request was sent after the reload began: one sent by
+    // the old page may finish (and be stored) after that.
+    const sentAfterReload = new WeakSet<object>();
+    page.on("request", (request) => {
+      if (reloaded) sentAfterReload.add(request);
+    });
     page.on("requestfinished", async (request) => {
       const info = uploadChunkOf(request);
       if (!info || ((await request.response())?.status() ?? 500) >= 300) return;
-      if (reloaded) after.push(info);
+      if (sentAfterReload.has(request)) after.push(info);
       else before.push(info.chunk);
     });
     // What the server tells the reloaded page it holds. A chunk in flight during the reload may be
