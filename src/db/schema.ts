@@ -11,6 +11,8 @@ export interface AccountsTable {
   name: string;
   /** JSON object of per-account settings (push_expiry_days, callback_shape, secure_callbacks, ...); each feature documents its keys. */
   settings: string;
+  /** The recipients' language when their browser names none Ferry supports, and of emails and SMS (en, es, fr, de, pt). */
+  default_language: Generated<string>;
   created: string;
   updated: string;
 }

@@ -8,6 +8,8 @@ export interface AccountProfile {
   email: string;
   /** Per-account settings; each feature documents the keys it reads. */
   settings: Record<string, unknown>;
+  /** The recipients' language when their browser names none Ferry supports, and of emails and SMS (ADR 0033). */
+  defaultLanguage: string;
 }
 
 /** Reads an account's settings JSON as an object ({} when absent or unreadable). */
@@ -27,7 +29,13 @@ export class AccountsService {
   async profile(ex: Executor, accountId: number): Promise<AccountProfile | undefined> {
     const row = await findAccountById(ex, accountId);
     return (
-      row && { id: row.id, name: row.name, email: row.email, settings: parseAccountSettings(row.settings) }
+      row && {
+        id: row.id,
+        name: row.name,
+        email: row.email,
+        settings: parseAccountSettings(row.settings),
+        defaultLanguage: row.default_language,
+      }
     );
   }
 

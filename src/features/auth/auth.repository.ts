@@ -128,3 +128,17 @@ export async function updateAccountSettings(
 ): Promise<void> {
   await ex.updateTable("accounts").set({ settings, updated: now }).where("id", "=", accountId).execute();
 }
+
+/** Sets the account's default language for recipients (a supported locale code). */
+export async function updateAccountLanguage(
+  ex: Executor,
+  accountId: number,
+  language: string,
+  now: string,
+): Promise<void> {
+  await ex
+    .updateTable("accounts")
+    .set({ default_language: language, updated: now })
+    .where("id", "=", accountId)
+    .execute();
+}

@@ -6,6 +6,8 @@ import { readFormLikeBody } from "../../http/body-parsers.js";
 import { authErrors, errorResponses, jwtSecurity } from "../../http/openapi.js";
 import { type RateLimiter, tighterLimit } from "../../http/rate-limit.js";
 import type { RouteModule } from "../../shared/feature.js";
+import { isLocale, type Locale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
+import type { AccountRow, ApplicationRow } from "./auth.repository.js";
 import type { AuthService } from "./auth.service.js";
 
 const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) }, { title: "TokenInput" });
@@ -35,6 +37,51 @@ function withExpiry(token: string): { token: string; expires_in?: number; exp?: 
     ? { token, expires_in: exp - iat, exp }
     : { token };
 }
+const AccountSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    email: Type.String(),
+    name: Type.String(),
+    environment: Type.Union([Type.Literal("sandbox"), Type.Literal("live")]),
+    default_language: Type.Union(
+      [Type.Literal("en"), Type.Literal("es"), Type.Literal("fr"), Type.Literal("de"), Type.Literal("pt")],
+      {
+        description:
+          "Language of recipient pages when the reader's browser names none Ferry supports, and of the emails and SMS Ferry writes (ADR 0033).",
+        examples: ["de"],
+      },
+    ),
+    application: Type.Object({ id: Type.Integer(), name: Type.String(), scopes: Type.String() }),
+  },
+  { title: "Account" },
+);
+const AccountPatch = Type.Object(
+  {
+    default_language: Type.Optional(
+      Type.String({
+        description: `The recipients' default language: one of ${SUPPORTED_LOCALES.join(", ")}.`,
+        examples: ["de"],
+      }),
+    ),
+  },
+  { title: "AccountPatch" },
+);
+
+/** The Account answer of GET and PATCH /v1/account/. */
+function presentAccount(
+  environment: "sandbox" | "live",
+  { account, application }: { account: AccountRow; application: ApplicationRow },
+) {
+  return {
+    id: account.id,
+    email: account.email,
+    name: account.name,
+    environment,
+    default_language: (isLocale(account.default_language) ? account.default_language : "en") as Locale,
+    application: { id: application.id, name: application.name, scopes: application.scopes },
+  };
+}
+
 const consumes = ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"];
 // Bodies arrive as JSON, form-urlencoded or multipart; the service checks fields, so skip Ajv here.
 const acceptAnyBody = () => () => true;
@@ -134,28 +181,33 @@ export function authRoutes(deps: {
           tags: ["auth"],
           summary: "The account and application the token acts for (Ferry extension)",
           security: jwtSecurity,
-          response: {
-            200: Type.Object({
-              id: Type.Integer(),
-              email: Type.String(),
-              name: Type.String(),
-              environment: Type.Union([Type.Literal("sandbox"), Type.Literal("live")]),
-              application: Type.Object({ id: Type.Integer(), name: Type.String(), scopes: Type.String() }),
-            }),
-            ...authErrors,
-          },
+          response: { 200: AccountSchema, ...authErrors },
         },
       },
-      async (request) => {
-        const { account, application } = await auth.describeCaller(requireAuth(request));
-        return {
-          id: account.id,
-          email: account.email,
-          name: account.name,
-          environment: deps.environment,
-          application: { id: application.id, name: application.name, scopes: application.scopes },
-        };
+      async (request) => presentAccount(deps.environment, await auth.describeCaller(requireAuth(request))),
+    );
+
+    app.patch(
+      "/v1/account/",
+      {
+        config: { scope: "branding" as const },
+        schema: {
+          operationId: "updateAccount",
+          tags: ["auth"],
+          summary: "Change the account's default language for recipients (Ferry extension; scope branding)",
+          security: jwtSecurity,
+          body: AccountPatch,
+          response: { 200: AccountSchema, ...errorResponses(400, 415), ...authErrors },
+        },
       },
+      async (request) =>
+        presentAccount(
+          deps.environment,
+          await auth.updateAccount(
+            requireAuth(request),
+            (request.body ?? {}) as { default_language?: unknown },
+          ),
+        ),
     );
   };
 }

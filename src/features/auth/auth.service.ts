@@ -7,6 +7,7 @@ import { normaliseScopes } from "../../http/scopes.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
+import { isLocale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import { AccountsService } from "./accounts.service.js";
@@ -23,6 +24,7 @@ import {
   listApplicationRows,
   revokeApplicationRow,
   touchApplication,
+  updateAccountLanguage,
 } from "./auth.repository.js";
 
 /** The claims Ferry puts in every token. */
@@ -266,6 +268,34 @@ export class AuthService {
     if (!account || !application)
       throw new AppError("AUTHENTICATION_FAILURE", "The account of this token no longer exists.");
     return { account, application };
+  }
+
+  /**
+   * Changes the account's settings readable through `GET /v1/account/`: `default_language`, the
+   * language of recipients whose browser names none Ferry supports and of emails and SMS (ADR 0033).
+   * 400 for an unsupported code; audited (ENTITY_UPDATED on `account`) with the change.
+   */
+  async updateAccount(
+    ctx: AuthContext,
+    patch: { default_language?: unknown },
+  ): Promise<{ account: AccountRow; application: ApplicationRow }> {
+    if (patch.default_language !== undefined) {
+      const language = patch.default_language;
+      if (!isLocale(language))
+        throw ValidationError.field("default_language", `Choose one of: ${SUPPORTED_LOCALES.join(", ")}.`);
+      await this.database.db.transaction().execute(async (trx) => {
+        await updateAccountLanguage(trx, ctx.accountId, language, toTimestamp(this.clock.now()));
+        await this.audit.write(trx, {
+          accountId: ctx.accountId,
+          code: AuditCode.ENTITY_UPDATED,
+          apiKeyId: ctx.applicationId,
+          relatedModel: "account",
+          relationKey: ctx.accountId,
+          value: JSON.stringify({ default_language: language }),
+        });
+      });
+    }
+    return this.describeCaller(ctx);
   }
 
   private async requireActiveApplication(claims: TokenClaims): Promise<ApplicationRow> {
