@@ -23,6 +23,7 @@ import { RouteRegistry } from "../http/route-registry.js";
 import { trustProxyOption } from "../http/trust-proxy.js";
 import type { RouteModule } from "../shared/feature.js";
 import { renderApiReference } from "../web/api-reference.js";
+import { installLanguageSwitch } from "../web/i18n.js";
 import { applyRecipientHeaders } from "../web/security-headers.js";
 import type { Ferry } from "./ferry.js";
 
@@ -72,6 +73,11 @@ export async function buildServer(
   await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
   installNulGuard(app);
 
+  // `?lang=xx` on a page: remember the reader's language in a cookie, then show the page (ADR 0033).
+  installLanguageSwitch(
+    app,
+    (request) => request.protocol === "https" || config.publicBaseUrl.startsWith("https:"),
+  );
   app.decorateRequest("rateLimit", undefined);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);

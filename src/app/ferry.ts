@@ -291,6 +291,7 @@ export async function createFerry(
     notifications: notifications.service.composed,
     callbacks: callbacks.service,
     branding: branding.service,
+    accounts,
   });
 
   const session = createSessionFeature({

@@ -1,29 +1,31 @@
 import type { RouteModule } from "../shared/feature.js";
+import { type Locale, SUPPORTED_LOCALES, type Translator, translator } from "../shared/i18n/i18n.js";
 import { buildWebAssets } from "./assets.js";
+import { pageLocale } from "./i18n.js";
 import { assetUrls, Layout, renderDocument } from "./layout.js";
 import { applyRecipientHeaders } from "./security-headers.js";
 
 /** What `/` shows: what Ferry is, where a recipient's link leads, where the API is described. */
-const HOME_PAGE = renderDocument(
-  <Layout
-    title="Secure file exchange"
-    sandbox={false}
-    brandName="Ferry"
-    footer="Ferry is open, self-hostable secure file exchange."
-  >
-    <section class="fy-card" aria-labelledby="home-heading">
-      <h1 id="home-heading">Ferry: secure file exchange</h1>
-      <p>
-        Files are sent and requested here through private links. If you received such a link by email or text
-        message, open it from there: it leads to your own page.
-      </p>
-      <p>
-        Developers: the API is described at <a href="/docs">/docs</a> (OpenAPI document at{" "}
-        <a href="/v1/openapi.json">/v1/openapi.json</a>).
-      </p>
-    </section>
-  </Layout>,
-);
+function homePage(i18n: Translator): string {
+  const { t } = i18n;
+  return renderDocument(
+    <Layout title={t("home.title")} sandbox={false} brandName="Ferry" footer={t("home.footer")} i18n={i18n}>
+      <section class="fy-card" aria-labelledby="home-heading">
+        <h1 id="home-heading">{t("home.heading")}</h1>
+        <p>{t("home.body")}</p>
+        <p>
+          {i18n.rich("home.developers", {
+            docs: <a href="/docs">/docs</a>,
+            openapi: <a href="/v1/openapi.json">/v1/openapi.json</a>,
+          })}
+        </p>
+      </section>
+    </Layout>,
+  );
+}
+
+/** The home page in each language, rendered once. */
+const HOME_PAGES = new Map<Locale, string>(SUPPORTED_LOCALES.map((l) => [l, homePage(translator(l))]));
 
 /**
  * GET /static/recipient.css and /static/recipient.js: the first-party assets of the recipient pages,
@@ -31,9 +33,10 @@ const HOME_PAGE = renderDocument(
  */
 export const webStaticRoutes: RouteModule = async (app) => {
   const assets = await buildWebAssets();
-  app.get("/", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+  app.get("/", { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     applyRecipientHeaders(reply, false);
-    return reply.type("text/html; charset=utf-8").send(HOME_PAGE);
+    reply.header("vary", "accept-language, cookie");
+    return reply.type("text/html; charset=utf-8").send(HOME_PAGES.get(pageLocale(request)));
   });
   // Browsers ask for /favicon.ico on their own: the same icon, as SVG.
   app.get("/favicon.ico", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AuthContext } from "../../shared/caller.js";
 import { unprocessable } from "../../shared/errors.js";
 import { AuditCode } from "../audit/index.js";
-import { composeLinkEmail, SANDBOX_MARKER } from "../templates/index.js";
+import { composeLinkEmail, messageTranslator, SANDBOX_MARKER } from "../templates/index.js";
 import { newCallbackIdentifier } from "./container-events.js";
 import { type ContainerDeps, loadContainer, nowText, pathId, sessionUrl } from "./containers.context.js";
 import { containerRef } from "./containers.presenter.js";
@@ -74,9 +74,14 @@ export class ContainerNotifier {
         ? await deps.requesters.findForAccount(trx, auth.accountId, c.shared.requester_id)
         : undefined;
       const sender = requester ? `${requester.first_name} ${requester.last_name}`.trim() : "";
+      // Recipients carry no language: Ferry's own words follow the account's default (ADR 0033).
+      const locale = (await deps.accounts.profile(trx, auth.accountId))?.defaultLanguage ?? "en";
+      const i18n = messageTranslator({ locale });
       const subject =
         email?.subject.trim() ||
-        (sender ? `${sender} invites you to a secure session` : "You are invited to a secure session");
+        (sender
+          ? i18n.t("email.subject.session", { name: sender })
+          : i18n.t("email.subject.sessionAnonymous"));
       const now = nowText(deps);
       const out: ContainerNotificationView[] = [];
       for (const item of items) {
@@ -99,8 +104,9 @@ export class ContainerNotifier {
                 subject,
                 body: email?.body ?? "",
                 link,
-                action: "Open your secure session",
+                action: i18n.t("email.action.session"),
                 sandbox: deps.config.isSandbox,
+                locale,
               });
         const row = await deps.notifications.queue(trx, {
           accountId: auth.accountId,

@@ -6,6 +6,7 @@ import { notFound, ValidationError } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 import { toTimestamp } from "../../shared/time.js";
 import type { AuditCodeValue, AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
 import type { MediaService } from "../media/index.js";
 import type { ComposedNotifications } from "../notifications/index.js";
@@ -26,6 +27,8 @@ export interface ContainerDeps {
   notifications: ComposedNotifications;
   events: ContainerEvents;
   branding: Pick<BrandingService, "recipientHost">;
+  /** The account's default language, which the session emails and SMS are written in (ADR 0033). */
+  accounts: Pick<AccountsService, "profile">;
 }
 
 /** A container with its row in the id space it shares with requests. */

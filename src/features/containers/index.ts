@@ -4,6 +4,7 @@
  * kind in one table (pushpull, P2 pull, P2 push) with their files and media tags, the chat, the
  * container callbacks, feature expiry, and sandbox helpers that act as a recipient.
  */
+
 import type { Logger } from "pino";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
@@ -12,6 +13,7 @@ import type { JobQueue } from "../../jobs/queue.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
+import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
 import type { CallbackService } from "../callbacks/index.js";
 import type { MediaService } from "../media/index.js";
@@ -76,6 +78,7 @@ export function createContainersFeature(deps: {
   notifications: ComposedNotifications;
   callbacks: CallbackService;
   branding: BrandingService;
+  accounts: Pick<AccountsService, "profile">;
 }): Feature<Containers> {
   const context: ContainerDeps = {
     database: deps.database,
@@ -88,6 +91,7 @@ export function createContainersFeature(deps: {
     notifications: deps.notifications,
     events: new ContainerEvents(deps.callbacks),
     branding: deps.branding,
+    accounts: deps.accounts,
   };
   const containers = new ContainersService(context);
   const recipients = new RecipientsService(context);

@@ -48,5 +48,7 @@ export async function gatherMessageInput(
     sandbox: sources.sandbox,
     template,
     files,
+    // Neither contacts nor requests carry a language: messages follow the account's default (ADR 0033).
+    locale: account?.defaultLanguage ?? "en",
   };
 }

@@ -92,10 +92,11 @@ export type { TfaStatus, TfaSubject, TwoFactorService } from "./two-factor.servi
 export { uploadPieces } from "./upload-body.js";
 export { Alert, CsrfField, FileInfo, MessageCard, RequesterCard } from "./views/components.js";
 export {
-  formatDate,
+  LocalTime,
   NotFoundPage,
   type PageChrome,
   type TfaNotice,
   TfaPage,
   type UploadRules,
+  uploadRulesText,
 } from "./views/pages.js";

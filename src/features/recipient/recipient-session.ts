@@ -3,6 +3,7 @@ import type { Config } from "../../config/config.js";
 import { suspendIdleTimeout } from "../../http/idle-timeout.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
+import { pageTranslator } from "../../web/i18n.js";
 import type { PageCaller, RecipientContext, RecipientService } from "./recipient.service.js";
 import { isHttps, pagePath, readCookies, sendPage, setCookie } from "./recipient-http.js";
 import { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
@@ -39,7 +40,8 @@ export class RecipientSession {
 
   /** Sends the one 404 page of links that resolve to nothing. */
   notFoundPage(reply: FastifyReply): FastifyReply {
-    return sendPage(reply, 404, NotFoundPage({ chrome: this.deps.recipient.chrome(undefined) }));
+    const i18n = pageTranslator(reply.request);
+    return sendPage(reply, 404, NotFoundPage({ chrome: this.deps.recipient.chrome(undefined, i18n) }));
   }
 
   /** The link of the request, or undefined when it resolves to nothing; recorded for AAA-0011. */

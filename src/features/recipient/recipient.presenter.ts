@@ -1,9 +1,11 @@
+import type { MessageKey, Translator } from "../../shared/i18n/i18n.js";
 import type { MediaRow } from "../media/index.js";
 import type { RequesterRow } from "../requesters/index.js";
 import type { RecipientRequestRow } from "./recipient.repository.js";
 
 /** A social or contact detail shown on the completed page. */
 interface DetailItem {
+  /** A catalogue key ("card.email") or, for social networks, the network's own name. */
   label: string;
   value: string;
   href?: string | undefined;
@@ -21,93 +23,90 @@ export interface RequesterCardView {
   details: DetailItem[];
 }
 
-/** One file as the pages list it (allow-listed fields only). */
+/** One file as the pages list it (allow-listed fields only; the page words its size and type). */
 export interface FileView {
   id: number;
   name: string;
   bytes: number;
-  sizeLabel: string;
   contentType: string;
   extension: string;
-  /** What a person calls the file's type: "PDF document", "JPEG image", "ZIP archive". */
-  typeLabel: string;
 }
 
-/** Readable names of common file types, by extension. */
-const TYPE_LABELS: Record<string, string> = {
-  pdf: "PDF document",
-  doc: "Word document",
-  docx: "Word document",
-  odt: "OpenDocument text",
-  rtf: "Rich text document",
-  txt: "Text file",
-  md: "Text file",
-  csv: "CSV spreadsheet",
-  xls: "Excel spreadsheet",
-  xlsx: "Excel spreadsheet",
-  ods: "OpenDocument spreadsheet",
-  ppt: "PowerPoint presentation",
-  pptx: "PowerPoint presentation",
-  odp: "OpenDocument presentation",
-  jpg: "JPEG image",
-  jpeg: "JPEG image",
-  png: "PNG image",
-  gif: "GIF image",
-  webp: "WebP image",
-  heic: "HEIC image",
-  tif: "TIFF image",
-  tiff: "TIFF image",
-  svg: "SVG image",
-  zip: "ZIP archive",
-  "7z": "7-Zip archive",
-  rar: "RAR archive",
-  gz: "Gzip archive",
-  tar: "Tar archive",
-  mp3: "MP3 audio",
-  wav: "WAV audio",
-  m4a: "M4A audio",
-  mp4: "MP4 video",
-  mov: "QuickTime video",
-  webm: "WebM video",
-  json: "JSON file",
-  xml: "XML file",
-  html: "Web page",
-  eml: "Email message",
-  msg: "Outlook message",
+/** File kinds by extension: the kind's message and the format's name ("PDF" → "PDF document"). */
+const FILE_KINDS: Record<string, [MessageKey, string?]> = {
+  pdf: ["filetype.document", "PDF"],
+  doc: ["filetype.document", "Word"],
+  docx: ["filetype.document", "Word"],
+  odt: ["filetype.document", "OpenDocument"],
+  rtf: ["filetype.document", "RTF"],
+  txt: ["filetype.text"],
+  md: ["filetype.text"],
+  csv: ["filetype.spreadsheet", "CSV"],
+  xls: ["filetype.spreadsheet", "Excel"],
+  xlsx: ["filetype.spreadsheet", "Excel"],
+  ods: ["filetype.spreadsheet", "OpenDocument"],
+  ppt: ["filetype.presentation", "PowerPoint"],
+  pptx: ["filetype.presentation", "PowerPoint"],
+  odp: ["filetype.presentation", "OpenDocument"],
+  jpg: ["filetype.image", "JPEG"],
+  jpeg: ["filetype.image", "JPEG"],
+  png: ["filetype.image", "PNG"],
+  gif: ["filetype.image", "GIF"],
+  webp: ["filetype.image", "WebP"],
+  heic: ["filetype.image", "HEIC"],
+  tif: ["filetype.image", "TIFF"],
+  tiff: ["filetype.image", "TIFF"],
+  svg: ["filetype.image", "SVG"],
+  zip: ["filetype.archive", "ZIP"],
+  "7z": ["filetype.archive", "7-Zip"],
+  rar: ["filetype.archive", "RAR"],
+  gz: ["filetype.archive", "Gzip"],
+  tar: ["filetype.archive", "Tar"],
+  mp3: ["filetype.audio", "MP3"],
+  wav: ["filetype.audio", "WAV"],
+  m4a: ["filetype.audio", "M4A"],
+  mp4: ["filetype.video", "MP4"],
+  mov: ["filetype.video", "QuickTime"],
+  webm: ["filetype.video", "WebM"],
+  json: ["filetype.file", "JSON"],
+  xml: ["filetype.file", "XML"],
+  html: ["filetype.webpage"],
+  eml: ["filetype.message", "Email"],
+  msg: ["filetype.message", "Outlook"],
 };
 
-/** "PDF document" for a.pdf; by MIME family, else "BIN file", else "File". */
-export function fileTypeLabel(extension: string, contentType: string): string {
+/** "PDF document" for a.pdf (in the reader's language); by MIME family, else "BIN file", else "File". */
+export function fileTypeLabel(extension: string, contentType: string, i18n: Translator): string {
   const ext = extension.toLowerCase().replace(/^\./, "");
-  const known = TYPE_LABELS[ext];
-  if (known) return known;
+  const known = Object.hasOwn(FILE_KINDS, ext) ? FILE_KINDS[ext] : undefined;
+  if (known) return i18n.t(known[0], { format: known[1] ?? "" });
   const family = contentType.split("/")[0];
-  if (family === "image") return "Image";
-  if (family === "video") return "Video";
-  if (family === "audio") return "Audio";
-  if (/^[a-z0-9]{1,8}$/.test(ext)) return `${ext.toUpperCase()} file`;
-  return "File";
+  if (family === "image") return i18n.t("filetype.anyImage");
+  if (family === "video") return i18n.t("filetype.anyVideo");
+  if (family === "audio") return i18n.t("filetype.anyAudio");
+  if (/^[a-z0-9]{1,8}$/.test(ext)) return i18n.t("filetype.file", { format: ext.toUpperCase() });
+  return i18n.t("filetype.any");
 }
 
-/** "3 files · 31.6 MB": how many files and their total size. */
-export function filesSummary(files: FileView[]): string {
+/** "3 files · 31.6 MB": how many files and their total size, in the reader's language. */
+export function filesSummary(files: FileView[], i18n: Translator): string {
   const total = files.reduce((sum, f) => sum + f.bytes, 0);
-  return `${files.length} ${files.length === 1 ? "file" : "files"} · ${formatBytes(total)}`;
+  return i18n.t("files.summary", { count: files.length, size: i18n.bytes(total) });
 }
 
-/** "expires in 14 days", "expires in 5 hours", "expires in 20 minutes", "expires today". */
-export function expiresIn(expiresAt: string, now: Date): string {
+/** "expires in 14 days", "expires in 5 hours", "expires in 20 minutes" (in the reader's language). */
+export function expiresIn(expiresAt: string, now: Date, i18n: Translator): string {
   const ms = new Date(expiresAt).getTime() - now.getTime();
-  if (ms <= 0) return "expired";
+  if (ms <= 0) return i18n.t("files.expired");
   const minutes = Math.floor(ms / 60_000);
   const hours = Math.floor(minutes / 60);
   const days = Math.floor(hours / 24);
-  if (days >= 1) return `expires in ${days} ${days === 1 ? "day" : "days"}`;
-  if (hours >= 1) return `expires in ${hours} ${hours === 1 ? "hour" : "hours"}`;
-  return `expires in ${Math.max(1, minutes)} ${minutes <= 1 ? "minute" : "minutes"}`;
+  if (days >= 1) return i18n.t("files.expiresIn.days", { count: days });
+  if (hours >= 1) return i18n.t("files.expiresIn.hours", { count: hours });
+  return i18n.t("files.expiresIn.minutes", { count: Math.max(1, minutes) });
 }
 
-/** Human size with one decimal: 0 B, 999 B, 1.5 KB, 50.0 MB (powers of 1000, as file managers show). */
+/** Human size in English for API error texts: 0 B, 999 B, 1.5 KB, 50.0 MB (pages use Translator.bytes). */
 export function formatBytes(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
   const units = ["KB", "MB", "GB", "TB"];
@@ -126,10 +125,8 @@ export function presentFile(m: MediaRow): FileView {
     id: m.id,
     name: m.name,
     bytes: Number(m.bytes),
-    sizeLabel: formatBytes(Number(m.bytes)),
     contentType: m.content_type,
     extension: m.extension,
-    typeLabel: fileTypeLabel(m.extension, m.content_type),
   };
 }
 
@@ -148,10 +145,10 @@ function social(label: string, handle: string | null, base: string | null): Deta
 /** The card of a named requester; `avatarUrl` is where the page serves its picture. */
 export function presentRequesterCard(row: RequesterRow, avatarUrl: string | null): RequesterCardView {
   const details: DetailItem[] = [];
-  if (row.email) details.push({ label: "Email", value: row.email, href: `mailto:${row.email}` });
-  if (row.mobile) details.push({ label: "Mobile", value: row.mobile, href: `tel:${row.mobile}` });
-  if (row.company) details.push({ label: "Company", value: row.company });
-  if (row.location) details.push({ label: "Location", value: row.location });
+  if (row.email) details.push({ label: "card.email", value: row.email, href: `mailto:${row.email}` });
+  if (row.mobile) details.push({ label: "card.mobile", value: row.mobile, href: `tel:${row.mobile}` });
+  if (row.company) details.push({ label: "card.company", value: row.company });
+  if (row.location) details.push({ label: "card.location", value: row.location });
   for (const item of [
     social("LinkedIn", row.linkedin, "https://www.linkedin.com/in/"),
     social("Twitter", row.twitter, "https://twitter.com/"),

@@ -3,8 +3,9 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
+import { pageLocale } from "../../web/i18n.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
-import { TOO_MANY_REQUESTS_PAGE } from "../../web/too-many-requests.js";
+import { tooManyRequestsPage } from "../../web/too-many-requests.js";
 import { registerPullSubmit, registerPullUploads } from "./pull.pages.js";
 import { registerPushDownloads } from "./push.pages.js";
 import type { RecipientService } from "./recipient.service.js";
@@ -47,7 +48,10 @@ export function recipientRoutes(deps: {
         applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
         reply.headers(err.headers);
         if (request.method === "GET" && !request.url.includes("/uploads"))
-          return reply.code(429).type("text/html; charset=utf-8").send(TOO_MANY_REQUESTS_PAGE);
+          return reply
+            .code(429)
+            .type("text/html; charset=utf-8")
+            .send(tooManyRequestsPage(pageLocale(request)));
         throw err;
       }
     });

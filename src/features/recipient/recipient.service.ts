@@ -2,6 +2,7 @@ import type { Readable } from "node:stream";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
+import type { MessageKey, Translator } from "../../shared/i18n/i18n.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingFontRow, BrandingRow, BrandingService } from "../branding/index.js";
@@ -87,7 +88,7 @@ export interface RecipientMediaPort {
 /** A resolved recipient link: the request, its owner and the owner's branding. */
 export interface RecipientContext {
   request: RecipientRequestRow;
-  account: { id: number; name: string; email: string };
+  account: { id: number; name: string; email: string; defaultLanguage: string };
   branding: BrandingRow | undefined;
 }
 
@@ -95,11 +96,10 @@ export interface RecipientContext {
 export type SubmitRefusal = "closed" | "uploading" | "empty";
 
 /** What the pull page says after a refused Submit (it redirects to `?error=<refusal>`). */
-export const SUBMIT_REFUSALS: Record<SubmitRefusal, string> = {
-  closed: "This request no longer accepts files.",
-  uploading:
-    "Some files are still uploading, or an earlier upload is unfinished. Finish or remove it, then submit.",
-  empty: "You have not uploaded any file. Tick “Submit without files” to confirm, or add files first.",
+export const SUBMIT_REFUSALS: Record<SubmitRefusal, MessageKey> = {
+  closed: "submit.closed",
+  uploading: "submit.uploading",
+  empty: "submit.empty",
 };
 
 /** What GET /r/<identifier>/ shows. */
@@ -162,8 +162,8 @@ export class RecipientService {
     return this.deps.branding.font(ctx.account.id, name);
   }
 
-  /** Branding and sandbox marker of a page (default look when there is no context). */
-  chrome(ctx: RecipientContext | undefined, hostBranding?: BrandingRow): PageChrome {
+  /** Branding, sandbox marker and language of a page (default look when there is no context). */
+  chrome(ctx: RecipientContext | undefined, i18n: Translator, hostBranding?: BrandingRow): PageChrome {
     const branding = ctx?.branding ?? hostBranding;
     const base = ctx ? `/r/${encodeURIComponent(ctx.request.identifier)}/` : undefined;
     return {
@@ -172,6 +172,7 @@ export class RecipientService {
       brandCssHref:
         base && branding?.css ? `${base}brand.css?v=${branding.css_hash.slice(0, 12)}` : undefined,
       logoHref: base && branding?.logo_hash ? `${base}logo?v=${branding.logo_hash.slice(0, 12)}` : undefined,
+      i18n,
     };
   }
 

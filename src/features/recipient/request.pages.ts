@@ -1,6 +1,8 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Router } from "../../shared/feature.js";
+import type { MessageKey } from "../../shared/i18n/i18n.js";
+import { pageTranslator } from "../../web/i18n.js";
 import { expiresIn } from "./recipient.presenter.js";
 import {
   type RecipientContext,
@@ -24,7 +26,7 @@ export interface PageDeps {
 interface PageExtras {
   notice?: TfaNotice | undefined;
   status?: number;
-  error?: string | undefined;
+  error?: MessageKey | undefined;
   receiverMessage?: string;
   /** Submit was refused for want of a file: the page asks for the confirmation. */
   emptyRefused?: boolean;
@@ -43,7 +45,7 @@ export async function renderRequestPage(
 ): Promise<FastifyReply> {
   const { recipient, twoFactor, session } = deps;
   const csrf = session.csrfToken(request, reply, ctx);
-  const chrome = recipient.chrome(ctx);
+  const chrome = recipient.chrome(ctx, pageTranslator(request, ctx.account.defaultLanguage));
   const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));
   const status = extra.status ?? 200;
   switch (kind) {
@@ -102,7 +104,9 @@ export async function renderRequestPage(
           card: await recipient.card(ctx),
           files: await recipient.files(ctx),
           expiresAt: ctx.request.expires_at,
-          expiresIn: ctx.request.expires_at ? expiresIn(ctx.request.expires_at, recipient.now()) : undefined,
+          expiresIn: ctx.request.expires_at
+            ? expiresIn(ctx.request.expires_at, recipient.now(), chrome.i18n)
+            : undefined,
         }),
       );
     case "pull":

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import type { Router } from "../../shared/feature.js";
+import { pageTranslator } from "../../web/i18n.js";
 import { htmlResponse, IdentifierParams, pagePath } from "./recipient-http.js";
 import type { PageDeps } from "./request.pages.js";
 import { tfaSubjectOfRequest } from "./two-factor.service.js";
@@ -40,9 +41,11 @@ export async function registerTwoFactorPages(app: Router, deps: PageDeps): Promi
       session.checkFormCsrf(request, ctx, request.body.csrf_token);
       if (recipient.pageKind(ctx, false) !== "tfa")
         return reply.redirect(pagePath(ctx.request.identifier), 303);
+      const chrome = recipient.chrome(ctx, pageTranslator(request, ctx.account.defaultLanguage));
       const result = await twoFactor.sendCode(
         tfaSubjectOfRequest(ctx.request)!,
-        recipient.chrome(ctx).brandName,
+        chrome.brandName,
+        chrome.i18n,
       );
       const path = pagePath(ctx.request.identifier);
       if (!result.ok && result.reason === "locked_out")

@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
+import type { Translator } from "../../shared/i18n/i18n.js";
 import { addSeconds, parseTimestamp, toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { DirectMessages } from "../notifications/index.js";
@@ -152,7 +153,7 @@ export class TwoFactorService {
    * limit is reached or the subject is locked. The code, its hash and the queued message commit
    * together.
    */
-  async sendCode(subject: TfaSubject, brandName: string): Promise<TfaSendResult> {
+  async sendCode(subject: TfaSubject, brandName: string, i18n: Translator): Promise<TfaSendResult> {
     if (this.lockedOut(subject)) return { ok: false, reason: "locked_out" };
     return this.database.db.transaction().execute(async (trx) => {
       // Serialise sends of one subject so two racing clicks cannot both pass the limit.
@@ -169,12 +170,12 @@ export class TwoFactorService {
         expiresAt: toTimestamp(addSeconds(now, this.config.TFA_CODE_TTL_SECONDS)),
         created: toTimestamp(now),
       });
-      const text = `Your ${brandName} verification code is ${code}. It expires in ${minutes} minutes. Do not share it.`;
+      const text = i18n.t("tfa.messageText", { brand: brandName, code, minutes });
       await this.records.countTfaSend(trx, subject.id);
       await this.messages.queue(trx, subject.accountId, {
         channel: subject.channel,
         to: subject.destination,
-        subject: `Your verification code: ${code}`,
+        subject: i18n.t("tfa.messageSubject", { code }),
         text,
       });
       return { ok: true };

@@ -3,6 +3,7 @@ import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
+import { pageTranslator } from "../../web/i18n.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingRow, BrandingService } from "../branding/index.js";
@@ -28,7 +29,7 @@ import type { RequestersService } from "../requesters/index.js";
 /** A session link as the pages use it: the session, the owner's profile and branding. */
 export interface SessionPage {
   session: SessionContext;
-  account: { id: number; name: string; email: string };
+  account: { id: number; name: string; email: string; defaultLanguage: string };
   branding: BrandingRow | undefined;
   /** `/s/<token>/`: the path of the session's pages and the scope of its cookies. */
   base: string;
@@ -76,7 +77,7 @@ export class SessionPages {
 
   /** Sends the one 404 page of links that resolve to nothing (the request pages' own). */
   notFoundPage(reply: FastifyReply): FastifyReply {
-    return sendPage(reply, 404, NotFoundPage({ chrome: this.chrome(undefined) }));
+    return sendPage(reply, 404, NotFoundPage({ chrome: this.chrome(undefined, reply.request) }));
   }
 
   /**
@@ -180,8 +181,11 @@ export class SessionPages {
       );
   }
 
-  /** Branding and sandbox marker of a page (the default look without a session). */
-  chrome(page: SessionPage | undefined): PageChrome {
+  /**
+   * Branding, sandbox marker and language of a page (the default look without a session): the
+   * reader's language from their choice or browser, else the account's default (ADR 0033).
+   */
+  chrome(page: SessionPage | undefined, request: FastifyRequest): PageChrome {
     const branding = page?.branding;
     return {
       sandbox: this.deps.config.isSandbox,
@@ -190,6 +194,7 @@ export class SessionPages {
         page && branding?.css ? `${page.base}brand.css?v=${branding.css_hash.slice(0, 12)}` : undefined,
       logoHref:
         page && branding?.logo_hash ? `${page.base}logo?v=${branding.logo_hash.slice(0, 12)}` : undefined,
+      i18n: pageTranslator(request, page?.account.defaultLanguage),
     };
   }
 

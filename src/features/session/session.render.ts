@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { MessageKey } from "../../shared/i18n/i18n.js";
 import type { ChatEntry, SessionFeatureView } from "../containers/index.js";
 import type { TwoFactorService } from "../recipient/index.js";
 import {
@@ -20,19 +21,24 @@ import {
 
 /** Notices a redirect may ask the page to show (never text from the query itself). */
 export const NOTICES = {
-  sent: "sent",
-  submitted: "Thank you, your files were sent.",
-  replied: "Your reply was sent.",
-} as const;
+  sent: "tfa.sent",
+  submitted: "session.noticeSubmitted",
+  replied: "session.noticeReplied",
+} as const satisfies Record<string, MessageKey>;
 export type NoticeKey = keyof typeof NOTICES;
 
 /** What a session page says after a refused Submit (`?refused=<reason>&feature=<id>`). */
 export const SUBMIT_REFUSALS = {
-  uploading:
-    "Some files are still uploading, or an earlier upload is unfinished. Finish or remove it, then submit.",
-  empty: "You have not added any file. Add files, or confirm that you want to submit without any.",
-  closed: "This request no longer accepts files.",
-} as const;
+  uploading: "submit.uploading",
+  empty: "submit.emptySession",
+  closed: "submit.closed",
+} as const satisfies Record<string, MessageKey>;
+
+/** What a session page says after a refused chat reply (`?refused=<reason>#chat`). */
+export const REPLY_REFUSALS = {
+  reply_invalid: "chat.tooLong",
+  reply_closed: "chat.closed",
+} as const satisfies Record<string, MessageKey>;
 
 /** What a form post shows when it is answered with the page itself. */
 export interface SessionExtras {
@@ -40,9 +46,9 @@ export interface SessionExtras {
   notice?: NoticeKey | undefined;
   tfaNotice?: TfaNotice | undefined;
   /** A refused submit of one feature. */
-  submit?: { featureId: number; error: string; message: string; confirmEmpty: boolean } | undefined;
-  /** A refused chat reply. */
-  chat?: { draft: string; error: string } | undefined;
+  submit?: { featureId: number; error: MessageKey; confirmEmpty: boolean } | undefined;
+  /** A refused chat reply: why. */
+  chat?: { error: MessageKey } | undefined;
 }
 
 /** The upload rules of a pull feature for the page and the upload endpoints. */
@@ -61,8 +67,8 @@ export function uploadRulesOf(
 }
 
 /** A chat entry as the page shows it: the owner's under the sender's name, the recipient's as "You". */
-export function chatEntryView(entry: ChatEntry, sender: string): ChatEntryView {
-  return { ...entry, author: entry.kind === "message" ? sender : "You" };
+export function chatEntryView(entry: ChatEntry, sender: string, you: string): ChatEntryView {
+  return { ...entry, author: entry.kind === "message" ? sender : you };
 }
 
 /**
@@ -80,7 +86,7 @@ export async function renderSession(
 ): Promise<FastifyReply> {
   const { sessions, config } = kit.deps;
   const csrf = kit.csrfToken(request, reply, page);
-  const chrome = kit.chrome(page);
+  const chrome = kit.chrome(page, request);
   const card = await kit.card(page);
   const status = extras.status ?? 200;
   const subject = kit.tfaSubject(page);
@@ -147,7 +153,6 @@ export async function renderSession(
       received: f.files.filter((m) => m.state === "available").map(presentFile),
       receiverMessage: f.row.receiver_message,
       error: refused?.error,
-      draftMessage: refused?.message,
       confirmEmpty: refused?.confirmEmpty,
     };
   });
@@ -155,13 +160,12 @@ export async function renderSession(
   let chat: ChatView | undefined;
   if (container.display_chat === 1) {
     const entries = await sessions.chat(page.session, { message: 0, reply: 0 });
-    const sender = card.name || page.account.name || "Sender";
+    const sender = card.name || page.account.name || chrome.i18n.t("card.sender");
     chat = {
       open: container.state !== "complete" && container.state !== "expired",
-      entries: entries.map((e) => chatEntryView(e, sender)),
+      entries: entries.map((e) => chatEntryView(e, sender, chrome.i18n.t("chat.you"))),
       afterMessage: Math.max(0, ...entries.filter((e) => e.kind === "message").map((e) => e.id)),
       afterReply: Math.max(0, ...entries.filter((e) => e.kind === "reply").map((e) => e.id)),
-      draft: extras.chat?.draft,
       error: extras.chat?.error,
     };
   }

@@ -3,12 +3,20 @@ import { Type } from "typebox";
 import type { RateLimiter } from "../../http/rate-limit.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule, Router } from "../../shared/feature.js";
+import { pageLocale } from "../../web/i18n.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
-import { TOO_MANY_REQUESTS_PAGE } from "../../web/too-many-requests.js";
+import { tooManyRequestsPage } from "../../web/too-many-requests.js";
 import type { MediaService } from "../media/index.js";
 import { htmlResponse, isHttps, pageCaller, type TwoFactorService, tfaNoticeOf } from "../recipient/index.js";
 import { actionSource, type SessionPage, type SessionPages } from "./session.context.js";
-import { chatEntryView, NOTICES, type NoticeKey, renderSession, SUBMIT_REFUSALS } from "./session.render.js";
+import {
+  chatEntryView,
+  NOTICES,
+  type NoticeKey,
+  REPLY_REFUSALS,
+  renderSession,
+  SUBMIT_REFUSALS,
+} from "./session.render.js";
 import { registerSessionFiles } from "./session-files.routes.js";
 
 const tags = ["session"];
@@ -74,7 +82,10 @@ export function sessionRoutes(deps: {
         applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
         reply.headers(err.headers);
         if (request.method === "GET" && !wantsJson(request) && !request.url.includes("/uploads"))
-          return reply.code(429).type("text/html; charset=utf-8").send(TOO_MANY_REQUESTS_PAGE);
+          return reply
+            .code(429)
+            .type("text/html; charset=utf-8")
+            .send(tooManyRequestsPage(pageLocale(request)));
         throw err;
       }
     });
@@ -133,11 +144,14 @@ export function sessionRoutes(deps: {
             ? {
                 featureId,
                 error: SUBMIT_REFUSALS[refused as keyof typeof SUBMIT_REFUSALS],
-                message: "",
                 confirmEmpty: refused === "empty",
               }
             : undefined;
-        return renderSession(kit, twoFactor, request, reply, page, { notice, tfaNotice, submit });
+        const chat =
+          refused && Object.hasOwn(REPLY_REFUSALS, refused)
+            ? { error: REPLY_REFUSALS[refused as keyof typeof REPLY_REFUSALS] }
+            : undefined;
+        return renderSession(kit, twoFactor, request, reply, page, { notice, tfaNotice, submit, chat });
       },
     );
 
@@ -228,7 +242,8 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
       kit.checkCsrf(request, page, request.body.csrf_token);
       const subject = kit.tfaSubject(page);
       if (!subject || kit.unlocked(request, page)) return backTo(reply, page);
-      const result = await twoFactor.sendCode(subject, kit.chrome(page).brandName);
+      const chrome = kit.chrome(page, request);
+      const result = await twoFactor.sendCode(subject, chrome.brandName, chrome.i18n);
       if (result.ok) return backTo(reply, page, "sent");
       if (result.reason === "locked_out") return reply.redirect(`${page.base}?notice=locked_out`, 303);
       reply.header("retry-after", String(result.retryAfterSeconds));
@@ -314,14 +329,15 @@ function registerChat(app: Router, deps: { kit: SessionPages; twoFactor: TwoFact
       // A poll every few seconds is a reading, not an action: no AAA-0011 entry (replies have theirs).
       request.sessionPage = undefined;
       const card = await kit.card(page);
-      const sender = card.name || page.account.name || "Sender";
+      const { t } = kit.chrome(page, request).i18n;
+      const sender = card.name || page.account.name || t("card.sender");
       const entries = await sessions.chat(page.session, {
         message: request.query.after_message ?? 0,
         reply: request.query.after_reply ?? 0,
       });
       const { state } = page.session.container;
       return {
-        entries: entries.map((e) => chatEntryView(e, sender)),
+        entries: entries.map((e) => chatEntryView(e, sender, t("chat.you"))),
         open: state !== "complete" && state !== "expired",
       };
     },
@@ -344,10 +360,13 @@ function registerChat(app: Router, deps: { kit: SessionPages; twoFactor: TwoFact
         }),
         response: {
           201: ChatEntrySchema,
-          303: Type.Null(),
-          400: htmlResponse("Empty or too long reply."),
+          303: Type.Null({
+            description:
+              "Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed#chat` when refused (a reload never posts again).",
+          }),
+          400: htmlResponse("Empty or too long reply (JSON calls)."),
           404: htmlResponse("Not found."),
-          422: htmlResponse("The chat is closed."),
+          422: htmlResponse("The chat is closed (JSON calls)."),
         },
       },
     },
@@ -370,19 +389,16 @@ function registerChat(app: Router, deps: { kit: SessionPages; twoFactor: TwoFact
         return reply.code(201).send({
           kind: "reply",
           id: row.id,
-          author: "You",
+          author: kit.chrome(page, request).i18n.t("chat.you"),
           title: "",
           body: row.body,
           created: row.created,
         });
       } catch (error) {
         if (json || !(error instanceof AppError)) throw error;
-        const text =
-          error instanceof ValidationError ? "Write a reply of at most 10,000 characters." : error.detail;
-        return renderSession(kit, twoFactor, request, reply, page, {
-          status: error.status,
-          chat: { draft: request.body.body, error: text },
-        });
+        // Post/redirect/get (ADR 0026): the page says why; the page script puts the typed reply back.
+        const reason = error instanceof ValidationError ? "reply_invalid" : "reply_closed";
+        return reply.redirect(`${page.base}?refused=${reason}#chat`, 303);
       }
     },
   );

@@ -282,12 +282,17 @@ describe("chat", () => {
     expect((await b.json("POST", "chat", { body: "x" })).statusCode).toBe(403);
   });
 
-  it("keeps a refused reply in the box with the reason", async () => {
+  it("answers a refused reply with a redirect to the page that says why (post/redirect/get)", async () => {
     const { ana } = await p2Session();
     const { b } = await open(ana);
-    const res = await b.post("chat", { body: "   " });
-    expect(res.statusCode).toBe(400);
-    expect(res.body).toContain("Write a reply of at most 10,000 characters.");
+    const { post, page } = await b.postAndFollow("chat", { body: "   " });
+    expect(post.headers.location).toBe(`${b.base}?refused=reply_invalid#chat`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("Write a reply of at most 10,000 characters.");
+    // The address names a reason only: unknown reasons show nothing, and no text travels in it.
+    const unknown = await b.get("?refused=%3Cb%3Ehi");
+    expect(unknown.body).not.toContain("Write a reply of at most");
+    expect(unknown.body).not.toContain("<b>hi");
   });
 });
 

@@ -1,21 +1,26 @@
 import type { VNode } from "preact";
+import type { MessageKey, Translator } from "../../shared/i18n/i18n.js";
 import { Layout } from "../../web/layout.js";
 import {
   Alert,
   CsrfField,
   FileInfo,
   type FileView,
-  formatBytes,
-  formatDate,
+  LocalTime,
   MessageCard,
   type PageChrome,
   RequesterCard,
   type RequesterCardView,
   type UploadRules,
+  uploadRulesText,
 } from "../recipient/index.js";
 
 /** A state as the recipient reads it. */
-const STATE_LABELS = { pending: "Open", complete: "Done", expired: "Expired" } as const;
+const STATE_LABELS = {
+  pending: "session.state.pending",
+  complete: "session.state.complete",
+  expired: "session.state.expired",
+} as const satisfies Record<string, MessageKey>;
 type FeatureState = keyof typeof STATE_LABELS;
 
 /** One entry of the chat, oldest first. */
@@ -36,9 +41,8 @@ export interface ChatView {
   /** The newest owner message and reply ids shown, from which the page asks for newer ones. */
   afterMessage: number;
   afterReply: number;
-  /** A refused reply's text, kept in the box, and why it was refused. */
-  draft?: string | undefined;
-  error?: string | undefined;
+  /** Why the last reply was refused (a catalogue key; the page script puts the typed text back). */
+  error?: MessageKey | undefined;
 }
 
 interface FeatureCardBase {
@@ -65,61 +69,62 @@ export interface PullCardView extends FeatureCardBase {
   maxFiles: number | null;
   received: FileView[];
   receiverMessage: string | null;
-  /** After a refused submit: why, the message as typed, and whether to offer submitting with no file. */
-  error?: string | undefined;
-  draftMessage?: string | undefined;
+  /** After a refused submit: why (a catalogue key) and whether to offer submitting with no file. */
+  error?: MessageKey | undefined;
   confirmEmpty?: boolean | undefined;
 }
 
 export type FeatureCardView = PushCardView | PullCardView;
 
-function StateBadge(props: { state: FeatureState }): VNode {
-  return <span class={`fy-badge fy-badge-${props.state}`}>{STATE_LABELS[props.state]}</span>;
+function StateBadge(props: { state: FeatureState; i18n: Translator }): VNode {
+  return <span class={`fy-badge fy-badge-${props.state}`}>{props.i18n.t(STATE_LABELS[props.state])}</span>;
 }
 
-function Expiry(props: { state: FeatureState; expiresAt: string | null }): VNode | null {
+function Expiry(props: { state: FeatureState; expiresAt: string | null; i18n: Translator }): VNode | null {
+  const { i18n } = props;
   if (!props.expiresAt) return null;
-  const text =
-    props.state === "expired" ? "Expired on" : props.state === "pending" ? "Open until" : "Was open until";
-  return (
-    <p class="fy-muted">
-      {text} <time datetime={props.expiresAt}>{formatDate(props.expiresAt)}</time>.
-    </p>
-  );
+  const key: MessageKey =
+    props.state === "expired"
+      ? "session.expiredOn"
+      : props.state === "pending"
+        ? "session.openUntil"
+        : "session.wasOpenUntil";
+  return <p class="fy-muted">{i18n.rich(key, { date: <LocalTime iso={props.expiresAt} i18n={i18n} /> })}</p>;
 }
 
-function PushCard(props: { card: PushCardView; base: string }): VNode {
-  const { card, base } = props;
+function PushCard(props: { card: PushCardView; base: string; i18n: Translator }): VNode {
+  const { card, base, i18n } = props;
+  const { t } = i18n;
   const total = card.files.reduce((sum, f) => sum + f.bytes, 0);
   const headingId = `feature-${card.id}-heading`;
   return (
     <section class="fy-card fy-feature" id={`feature-${card.id}`} aria-labelledby={headingId}>
       <div class="fy-feature-head">
-        <h2 id={headingId}>{card.title || "Files for you"}</h2>
-        <StateBadge state={card.state} />
+        <h2 id={headingId}>{card.title || t("push.title")}</h2>
+        <StateBadge state={card.state} i18n={i18n} />
       </div>
       {card.description ? <p class="fy-message">{card.description}</p> : null}
       {card.state === "expired" ? (
-        <p>These files are no longer available. Contact the sender if you still need them.</p>
+        <p>{t("session.pushExpired")}</p>
       ) : card.files.length === 0 ? (
-        <p>No files yet. The sender has not added any file here.</p>
+        <p>{t("session.noFilesYet")}</p>
       ) : (
         <>
-          <p class="fy-muted">
-            {card.files.length} {card.files.length === 1 ? "file" : "files"} · {formatBytes(total)}
-          </p>
+          <p class="fy-muted">{t("files.summary", { count: card.files.length, size: i18n.bytes(total) })}</p>
           <ul class="fy-files">
             {card.files.map((file) => (
               <li class="fy-file">
-                <FileInfo file={file} />
-                {file.downloaded ? <span class="fy-badge fy-badge-complete">Downloaded</span> : null}
+                <FileInfo file={file} i18n={i18n} />
+                {file.downloaded ? (
+                  <span class="fy-badge fy-badge-complete">{t("session.downloaded")}</span>
+                ) : null}
                 <a
                   class="fy-button"
                   href={`${base}features/${card.id}/files/${file.id}/download`}
                   download={file.name}
-                  aria-label={`Download ${file.name}`}
+                  aria-label={t("push.downloadLabel", { name: file.name })}
                 >
-                  Download
+                  {t("push.download")}
                 </a>
               </li>
             ))}
@@ -130,29 +135,29 @@ function PushCard(props: { card: PushCardView; base: string }): VNode {
                 class="fy-button fy-button-secondary"
                 href={`${base}features/${card.id}/download.zip`}
                 download
-                aria-label={`Download all ${card.files.length} files as one zip`}
+                aria-label={t("session.downloadAllLabel", { count: card.files.length })}
               >
-                Download all (zip)
+                {t("push.downloadAll")}
               </a>
             </p>
           ) : null}
         </>
       )}
-      <Expiry state={card.state} expiresAt={card.expiresAt} />
+      <Expiry state={card.state} expiresAt={card.expiresAt} i18n={i18n} />
     </section>
   );
 }
 
-function PullCard(props: { card: PullCardView; base: string; csrf: string }): VNode {
-  const { card, base, csrf } = props;
+function PullCard(props: { card: PullCardView; base: string; csrf: string; i18n: Translator }): VNode {
+  const { card, base, csrf, i18n } = props;
+  const { t } = i18n;
   const id = card.id;
   const headingId = `feature-${id}-heading`;
   const { rules } = card;
   const accept = rules.extensions.map((e) => `.${e}`).join(",");
   const rulesText = [
-    rules.extensions.length ? `Allowed types: ${rules.extensions.join(", ")}.` : "",
-    `Up to ${rules.maxFileLabel} per file.`,
-    card.maxFiles ? `At most ${card.maxFiles} ${card.maxFiles === 1 ? "file" : "files"}.` : "",
+    uploadRulesText(rules, i18n),
+    card.maxFiles ? t("session.atMost", { count: card.maxFiles }) : "",
   ]
     .filter(Boolean)
     .join(" ");
@@ -169,13 +174,13 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string }): VN
       data-max-files={card.maxFiles ? String(card.maxFiles) : undefined}
     >
       <div class="fy-feature-head">
-        <h2 id={headingId}>{card.title || "Files requested"}</h2>
-        <StateBadge state={card.state} />
+        <h2 id={headingId}>{card.title || t("session.filesRequested")}</h2>
+        <StateBadge state={card.state} i18n={i18n} />
       </div>
       {card.description ? <p class="fy-message">{card.description}</p> : null}
       {card.expected.length > 0 ? (
         <>
-          <h3 class="fy-subheading">Files asked for</h3>
+          <h3 class="fy-subheading">{t("session.filesAskedFor")}</h3>
           <ul class="fy-expected">
             {card.expected.map((name) => (
               <li>{name}</li>
@@ -183,16 +188,16 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string }): VN
           </ul>
         </>
       ) : null}
-      {card.error ? <Alert kind="error" text={card.error} id={`feature-${id}-error`} /> : null}
+      {card.error ? <Alert kind="error" text={t(card.error)} id={`feature-${id}-error`} /> : null}
       {open ? (
         <>
           <p class="fy-hint" id={`upload-rules-${id}`}>
             {rulesText}
           </p>
           <div class="fy-dropzone" data-role="dropzone">
-            <p>Drag and drop files here, or choose them:</p>
+            <p>{t("pull.drop")}</p>
             <label for={`file-input-${id}`} class="fy-visually-hidden">
-              Choose files to upload for {card.title || "this request"}
+              {t("session.chooseFor", { title: card.title || t("session.thisRequest") })}
             </label>
             <input
               id={`file-input-${id}`}
@@ -204,12 +209,10 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string }): VN
             />
           </div>
           <noscript>
-            <p class="fy-alert fy-alert-error">
-              Uploading needs JavaScript. Please enable it and reload the page.
-            </p>
+            <p class="fy-alert fy-alert-error">{t("pull.noscript")}</p>
           </noscript>
           <div class="fy-field" data-role="overall" hidden>
-            <label for={`overall-progress-${id}`}>Overall progress</label>
+            <label for={`overall-progress-${id}`}>{t("pull.overall")}</label>
             <progress
               id={`overall-progress-${id}`}
               data-role="overall-bar"
@@ -220,24 +223,30 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string }): VN
             <p class="fy-hint" data-role="overall-text" />
             <div class="fy-upload-actions">
               <button type="button" class="fy-button fy-button-secondary" data-role="pause">
-                Pause
+                {t("pull.pause")}
               </button>
               <button type="button" class="fy-button fy-button-secondary" data-role="resume" hidden>
-                Resume
+                {t("pull.resume")}
               </button>
             </div>
           </div>
-          <ul class="fy-files" data-role="upload-list" aria-label="Uploads" />
+          <ul class="fy-files" data-role="upload-list" aria-label={t("pull.uploads")} />
           <div class="fy-visually-hidden" data-role="status" role="status" aria-live="polite" />
         </>
       ) : null}
-      <h3 class="fy-muted" id={`received-heading-${id}`} data-role="received-heading">
-        {open ? "Received" : "Sent"} ({card.received.length})
+      {/* Shown once a file is received, so an empty heading never sits above the reply box. */}
+      <h3
+        class="fy-muted"
+        id={`received-heading-${id}`}
+        data-role="received-heading"
+        hidden={card.received.length === 0}
+      >
+        {t(open ? "client.received" : "session.sent", { count: card.received.length })}
       </h3>
       <ul class="fy-files" data-role="received" aria-labelledby={`received-heading-${id}`}>
         {card.received.map((file) => (
           <li class="fy-file" data-media-id={String(file.id)}>
-            <FileInfo file={file} />
+            <FileInfo file={file} i18n={i18n} />
           </li>
         ))}
       </ul>
@@ -245,51 +254,57 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string }): VN
         <form method="post" action={`${base}features/${id}/submit`} data-role="submit-form">
           <CsrfField token={csrf} />
           <div class="fy-field">
-            <label for={`receiver-message-${id}`}>Message to the sender (optional)</label>
+            <label for={`receiver-message-${id}`}>{t("session.replyLabel")}</label>
             <textarea
               id={`receiver-message-${id}`}
               class="fy-textarea"
               name="receiver_message"
               maxLength={10000}
-            >
-              {card.draftMessage ?? ""}
-            </textarea>
+            />
           </div>
           <div class="fy-actions">
             <button type="submit" class="fy-button" data-role="submit">
-              Submit
+              {t("pull.submit")}
             </button>
             {card.confirmEmpty ? (
               <button type="submit" class="fy-button fy-button-secondary" name="confirm_empty" value="1">
-                Submit without files
+                {t("pull.confirmEmpty")}
               </button>
             ) : null}
             <p class="fy-hint" data-role="submit-hint">
-              Submit when every file is uploaded. You cannot add files afterwards.
+              {t("pull.submitHint")}
             </p>
           </div>
         </form>
       ) : card.receiverMessage ? (
         <>
-          <h3 class="fy-subheading">Your message</h3>
+          <h3 class="fy-subheading">{t("done.yourMessage")}</h3>
           <p class="fy-message">{card.receiverMessage}</p>
         </>
       ) : null}
       {card.state === "complete" ? (
         <p class="fy-done">
           <span aria-hidden="true">✓ </span>
-          Sent{card.completedAt ? " on " : ""}
-          {card.completedAt ? <time datetime={card.completedAt}>{formatDate(card.completedAt)}</time> : null}.
+          {card.completedAt
+            ? i18n.rich("session.sentOn", { date: <LocalTime iso={card.completedAt} i18n={i18n} /> })
+            : t("session.sentDone")}
         </p>
       ) : null}
-      {card.state === "expired" ? <p>This request has expired and accepts no more files.</p> : null}
-      <Expiry state={card.state} expiresAt={card.expiresAt} />
+      {card.state === "expired" ? <p>{t("session.featureExpired")}</p> : null}
+      <Expiry state={card.state} expiresAt={card.expiresAt} i18n={i18n} />
     </section>
   );
 }
 
-function ChatCard(props: { chat: ChatView; base: string; csrf: string; sender: string }): VNode {
-  const { chat, base, csrf } = props;
+function ChatCard(props: {
+  chat: ChatView;
+  base: string;
+  csrf: string;
+  sender: string;
+  i18n: Translator;
+}): VNode {
+  const { chat, base, csrf, i18n } = props;
+  const { t } = i18n;
   return (
     <section
       class="fy-card fy-chat"
@@ -300,11 +315,11 @@ function ChatCard(props: { chat: ChatView; base: string; csrf: string; sender: s
       data-after-reply={String(chat.afterReply)}
       data-sender={props.sender}
     >
-      <h2 id="chat-heading">Messages</h2>
+      <h2 id="chat-heading">{t("chat.heading")}</h2>
       <ol class="fy-chat-log" id="chat-log" aria-live="polite" aria-relevant="additions">
         {chat.entries.length === 0 ? (
           <li class="fy-chat-empty fy-muted" data-role="chat-empty">
-            No messages yet.
+            {t("chat.empty")}
           </li>
         ) : null}
         {chat.entries.map((entry) => (
@@ -312,7 +327,7 @@ function ChatCard(props: { chat: ChatView; base: string; csrf: string; sender: s
             <p class="fy-chat-meta">
               <span class="fy-chat-author">{entry.author}</span>{" "}
               <time class="fy-muted" datetime={entry.created}>
-                {formatDate(entry.created)}
+                {i18n.date(entry.created)}
               </time>
             </p>
             {entry.title ? <p class="fy-chat-title">{entry.title}</p> : null}
@@ -320,23 +335,21 @@ function ChatCard(props: { chat: ChatView; base: string; csrf: string; sender: s
           </li>
         ))}
       </ol>
-      {chat.error ? <Alert kind="error" text={chat.error} id="chat-error" /> : null}
+      {chat.error ? <Alert kind="error" text={t(chat.error)} id="chat-error" /> : null}
       {chat.open ? (
         <form method="post" action={`${base}chat`} id="chat-form" class="fy-chat-form">
           <CsrfField token={csrf} />
-          <label for="chat-body">Your reply</label>
-          <textarea id="chat-body" class="fy-textarea" name="body" maxLength={10000} required>
-            {chat.draft ?? ""}
-          </textarea>
+          <label for="chat-body">{t("chat.replyLabel")}</label>
+          <textarea id="chat-body" class="fy-textarea" name="body" maxLength={10000} required />
           <div class="fy-actions">
             <button type="submit" class="fy-button">
-              Send
+              {t("chat.send")}
             </button>
             <p class="fy-hint" id="chat-status" role="status" aria-live="polite" />
           </div>
         </form>
       ) : (
-        <p class="fy-muted">This conversation is closed.</p>
+        <p class="fy-muted">{t("chat.closed")}</p>
       )}
     </section>
   );
@@ -352,12 +365,15 @@ export function SessionPage(props: {
   message: { subject: string; body: string } | undefined;
   chat: ChatView | undefined;
   features: FeatureCardView[];
-  notice?: string | undefined;
+  notice?: MessageKey | undefined;
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   const pending = props.features.filter((f) => f.state === "pending").length;
   const hasUploads = props.features.some((f) => f.kind === "pull" && f.state === "pending");
   const title =
-    props.message?.subject || (props.card.name ? `From ${props.card.name}` : "Your secure session");
+    props.message?.subject ||
+    (props.card.name ? t("session.from", { name: props.card.name }) : t("session.defaultTitle"));
   return (
     <Layout
       title={title}
@@ -366,13 +382,13 @@ export function SessionPage(props: {
       mainData={{ csrf: props.csrf, "session-base": props.base }}
     >
       <h1>{title}</h1>
-      {props.recipientName ? <p class="fy-muted">For {props.recipientName}</p> : null}
-      <RequesterCard card={props.card} heading="Sender" />
-      {props.notice ? <Alert kind="success" text={props.notice} id="session-notice" /> : null}
-      {props.message ? <MessageCard message={props.message.body} heading="Message" /> : null}
+      {props.recipientName ? <p class="fy-muted">{t("session.for", { name: props.recipientName })}</p> : null}
+      <RequesterCard card={props.card} heading={t("card.sender")} i18n={i18n} />
+      {props.notice ? <Alert kind="success" text={t(props.notice)} id="session-notice" /> : null}
+      {props.message ? <MessageCard message={props.message.body} heading={t("message.heading")} /> : null}
       {props.features.length > 0 ? (
         <p class="fy-muted" id="session-summary">
-          {props.features.length} {props.features.length === 1 ? "item" : "items"} · {pending} open
+          {t("session.summary", { count: props.features.length, open: pending })}
         </p>
       ) : null}
       {props.chat ? (
@@ -380,19 +396,20 @@ export function SessionPage(props: {
           chat={props.chat}
           base={props.base}
           csrf={props.csrf}
-          sender={props.card.name || "Sender"}
+          sender={props.card.name || t("card.sender")}
+          i18n={i18n}
         />
       ) : null}
       {props.features.map((f) =>
         f.kind === "push" ? (
-          <PushCard card={f} base={props.base} />
+          <PushCard card={f} base={props.base} i18n={i18n} />
         ) : (
-          <PullCard card={f} base={props.base} csrf={props.csrf} />
+          <PullCard card={f} base={props.base} csrf={props.csrf} i18n={i18n} />
         ),
       )}
       {props.features.length === 0 && !props.chat ? (
         <section class="fy-card">
-          <p>There is nothing for you here yet. The sender may add files or requests later.</p>
+          <p>{t("session.nothing")}</p>
         </section>
       ) : null}
     </Layout>
@@ -405,17 +422,18 @@ export function SessionExpiredPage(props: {
   card: RequesterCardView;
   expiredAt: string | null;
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   return (
-    <Layout title="Session expired" {...props.chrome}>
+    <Layout title={t("session.expiredTitle")} {...props.chrome}>
       <section class="fy-card">
-        <h1>This session has expired</h1>
+        <h1>{t("session.expiredHeading")}</h1>
         <p>
-          {props.expiredAt ? `It expired on ${formatDate(props.expiredAt)}. ` : ""}
-          Its files are no longer available and it accepts no more files. Contact the sender if you still need
-          something.
+          {props.expiredAt ? `${t("expired.on", { date: i18n.date(props.expiredAt) })} ` : ""}
+          {t("session.expiredBody")}
         </p>
       </section>
-      <RequesterCard card={props.card} heading="Sender" />
+      <RequesterCard card={props.card} heading={t("card.sender")} i18n={i18n} />
     </Layout>
   );
 }

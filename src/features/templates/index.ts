@@ -23,6 +23,7 @@ export {
   generatedSubject,
   insertBeforeBodyEnd,
   type MessageInput,
+  messageTranslator,
   SANDBOX_MARKER,
 } from "./message-composer.js";
 export { createRenderPool, type RenderPoolOptions } from "./render/render-pool.js";

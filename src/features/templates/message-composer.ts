@@ -3,6 +3,7 @@
  * notification, and the merge data templates see. Pure functions apart from template rendering.
  */
 
+import { isLocale, type Translator, translator } from "../../shared/i18n/i18n.js";
 import type { RequesterRow } from "../requesters/index.js";
 import { escapeHtml, ZonedDateTime } from "./engine/django-filters.js";
 import type { TemplateEngine } from "./engine/template-engine.js";
@@ -54,42 +55,34 @@ export interface MessageInput {
   pixelUrl?: string | undefined;
   /** A push request's files, listed by the default layout with their total size and the expiry. */
   files?: { name: string; bytes: number }[] | undefined;
+  /**
+   * The language of the message Ferry writes (the account's default language; ADR 0033): default
+   * subject, layout, SMS text, markers. Owner templates get it as `locale` and write what they like.
+   */
+  locale?: string | undefined;
 }
 
-/** Human size with one decimal, powers of 1000 (as the recipient pages show it). */
-function sizeLabel(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1000;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
+/** The translator of a message's language (English when unset or unsupported). */
+export function messageTranslator(input: Pick<MessageInput, "locale">): Translator {
+  return translator(isLocale(input.locale) ? input.locale : "en");
 }
-
-const expiryFormat = new Intl.DateTimeFormat("en-GB", {
-  dateStyle: "long",
-  timeStyle: "short",
-  timeZone: "UTC",
-});
 
 /** The files of a push message: one line each, then "3 files · 31.6 MB · available until …". */
-function filesBlock(input: MessageInput): string {
+function filesBlock(input: MessageInput, i18n: Translator): string {
   const files = input.request.type === "push" ? (input.files ?? []) : [];
   if (files.length === 0) return "";
   const total = files.reduce((sum, f) => sum + f.bytes, 0);
   const expiry = input.request.expires_at
-    ? ` · available until ${expiryFormat.format(new Date(input.request.expires_at))} UTC`
+    ? ` · ${i18n.t("email.availableUntil", { date: i18n.date(input.request.expires_at) })}`
     : "";
   const items = files
-    .map((f) => `<li>${escapeHtml(f.name)} <span style="color:#59636e">(${sizeLabel(f.bytes)})</span></li>`)
+    .map((f) => `<li>${escapeHtml(f.name)} <span style="color:#59636e">(${i18n.bytes(f.bytes)})</span></li>`)
     .join("\n");
-  return `<ul style="margin:0 0 8px;padding-left:20px">
+  const summary = i18n.t("email.filesTotal", { count: files.length, size: i18n.bytes(total) });
+  return `<ul style="margin:0 0 8px;padding-inline-start:20px">
 ${items}
 </ul>
-<p style="margin:0 0 16px;font-weight:600">${files.length} ${files.length === 1 ? "file" : "files"} · ${sizeLabel(total)}${expiry}</p>`;
+<p style="margin:0 0 16px;font-weight:600">${escapeHtml(summary + expiry)}</p>`;
 }
 
 /** A composed email. */
@@ -130,7 +123,8 @@ const REQUESTER_FIELDS = [
 ] as const;
 
 /**
- * The merge data of a template: the request's fields at the top level and under `request`, `contact`
+ * The merge data of a template: `locale` (the language Ferry writes the message's own parts in:
+ * en, es, fr, de or pt; ADR 0033), the request's fields at the top level and under `request`, `contact`
  * (first_name, last_name), `requester` (its fields; blank when the request has none), `account` (name),
  * `recipient_url`, and the dates `created`, `updated`, `expires_at` (null when unset) as date values
  * for the `date` and `timezone` filters. Private notes and the callback URL are not exposed.
@@ -149,8 +143,10 @@ export function buildMergeContext(input: MessageInput): Record<string, unknown> 
   const requester: Record<string, unknown> = { id: input.requester?.id ?? null };
   for (const f of REQUESTER_FIELDS) requester[f] = input.requester?.[f] ?? "";
   requester.full_name = senderName(input);
+  const locale = messageTranslator(input).locale;
   return {
     ...request,
+    locale,
     request,
     contact: { first_name: input.contact.first_name, last_name: input.contact.last_name },
     requester,
@@ -167,17 +163,21 @@ function senderNameOrEmpty(input: Pick<MessageInput, "requester" | "account">): 
   return fromRequester || input.account.name.trim();
 }
 
-/** The sender shown in messages: the requester's name, else the account's name, else "Someone". */
-export function senderName(input: Pick<MessageInput, "requester" | "account">): string {
-  return senderNameOrEmpty(input) || "Someone";
+/** The sender shown in messages: the requester's name, else the account's name, else "Someone" (translated). */
+export function senderName(input: Pick<MessageInput, "requester" | "account" | "locale">): string {
+  return senderNameOrEmpty(input) || messageTranslator(input).t("sender.someone");
 }
 
 /**
- * The generated subject used when neither the request nor its template gives one: the same text the
- * Request object shows as `long_message_subject`.
+ * The generated subject used when neither the request nor its template gives one, in the message's
+ * language (the Request object's `long_message_subject` shows the English one).
  */
 export function defaultSubject(input: MessageInput): string {
-  return generatedSubject(input.request.type, senderNameOrEmpty(input));
+  const i18n = messageTranslator(input);
+  const who = senderNameOrEmpty(input);
+  if (input.request.type === "push")
+    return who ? i18n.t("email.subject.push", { name: who }) : i18n.t("email.subject.pushAnonymous");
+  return who ? i18n.t("email.subject.pull", { name: who }) : i18n.t("email.subject.pullAnonymous");
 }
 
 /**
@@ -186,9 +186,10 @@ export function defaultSubject(input: MessageInput): string {
  */
 export function composeSms(input: MessageInput): string {
   const who = senderName(input);
+  const i18n = messageTranslator(input);
   const lead =
     input.request.short_message.trim() ||
-    (input.request.type === "push" ? `${who} sent you files:` : `${who} is requesting files from you:`);
+    i18n.t(input.request.type === "push" ? "sms.push" : "sms.pull", { name: who });
   return `${input.sandbox ? `${SANDBOX_MARKER} ` : ""}${lead} ${input.recipientUrl}`;
 }
 
@@ -221,8 +222,9 @@ export async function composeEmail(engine: TemplateEngine, input: MessageInput):
   let text = htmlToText(body);
   if (!text.includes(url)) text = `${text}\n\n${url}`.trim();
   if (input.sandbox) {
-    body = insertAfterBodyStart(body, SANDBOX_BANNER);
-    text = `${SANDBOX_MARKER} This message comes from a sandbox (test) deployment.\n\n${text}`;
+    const i18n = messageTranslator(input);
+    body = insertAfterBodyStart(body, sandboxBanner(i18n));
+    text = `${SANDBOX_MARKER} ${i18n.t("email.sandboxText")}\n\n${text}`;
   }
   if (input.pixelUrl) {
     body = insertBeforeBodyEnd(
@@ -244,7 +246,10 @@ export function composeLinkEmail(input: {
   link: string;
   action: string;
   sandbox: boolean;
+  /** The language of Ferry's own words in it (fallback line, sandbox marker); English by default. */
+  locale?: string | undefined;
 }): ComposedEmail {
+  const i18n = messageTranslator(input);
   const text = input.body.replace(/\r\n?/g, "\n").trim();
   const paragraphs = text
     .split(/\n{2,}/)
@@ -253,11 +258,11 @@ export function composeLinkEmail(input: {
     .join("\n");
   const url = escapeHtml(input.link);
   let html = `<!doctype html>
-<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(input.subject)}</title></head>
+<html lang="${i18n.locale}" dir="${i18n.dir}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(input.subject)}</title></head>
 <body style="margin:0;padding:24px;font-family:-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2328;line-height:1.5">
 ${paragraphs}
 <p style="margin:24px 0"><a href="${url}" style="background:#0b57d0;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none;display:inline-block">${escapeHtml(input.action)}</a></p>
-<p style="color:#59636e;font-size:12px">If the button does not work, open this address: ${url}</p>
+<p style="color:#59636e;font-size:12px">${escapeHtml(i18n.t("email.fallbackLink", { url: input.link }))}</p>
 </body></html>`;
   let subject = input.subject
     .replace(/[\r\n]+/g, " ")
@@ -266,16 +271,18 @@ ${paragraphs}
   let plain = `${text}\n\n${input.link}`.trim();
   if (input.sandbox) {
     subject = `${SANDBOX_MARKER} ${subject}`;
-    html = insertAfterBodyStart(html, SANDBOX_BANNER);
-    plain = `${SANDBOX_MARKER} This message comes from a sandbox (test) deployment.\n\n${plain}`;
+    html = insertAfterBodyStart(html, sandboxBanner(i18n));
+    plain = `${SANDBOX_MARKER} ${i18n.t("email.sandboxText")}\n\n${plain}`;
   }
   return { subject, html, text: plain };
 }
 
-const SANDBOX_BANNER =
-  '<div style="background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:8px 12px;font:bold 13px sans-serif">SANDBOX: this message comes from a test deployment.</div>';
+function sandboxBanner(i18n: Translator): string {
+  return `<div style="background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:8px 12px;font:bold 13px sans-serif">${escapeHtml(i18n.t("email.sandboxBanner"))}</div>`;
+}
 
 function defaultLayout(input: MessageInput): string {
+  const i18n = messageTranslator(input);
   const r = input.request;
   const text = (r.long_message.trim() || r.message.trim()).replace(/\r\n?/g, "\n");
   const paragraphs = text
@@ -284,15 +291,15 @@ function defaultLayout(input: MessageInput): string {
         .map((p) => `<p style="margin:0 0 16px">${escapeHtml(p).replace(/\n/g, "<br>")}</p>`)
         .join("\n")
     : `<p style="margin:0 0 16px">${escapeHtml(defaultSubject(input))}.</p>`;
-  const action = r.type === "push" ? "View and download the files" : "Upload your files";
+  const action = i18n.t(r.type === "push" ? "email.action.push" : "email.action.pull");
   const url = escapeHtml(input.recipientUrl);
   return `<!doctype html>
-<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(defaultSubject(input))}</title></head>
+<html lang="${i18n.locale}" dir="${i18n.dir}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(defaultSubject(input))}</title></head>
 <body style="margin:0;padding:24px;font-family:-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2328;line-height:1.5">
 ${paragraphs}
-${filesBlock(input)}
-<p style="margin:24px 0"><a href="${url}" style="background:#0b57d0;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none;display:inline-block">${action}</a></p>
-<p style="color:#59636e;font-size:12px">If the button does not work, open this address: ${url}</p>
+${filesBlock(input, i18n)}
+<p style="margin:24px 0"><a href="${url}" style="background:#0b57d0;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none;display:inline-block">${escapeHtml(action)}</a></p>
+<p style="color:#59636e;font-size:12px">${escapeHtml(i18n.t("email.fallbackLink", { url: input.recipientUrl }))}</p>
 </body></html>`;
 }
 

@@ -4,6 +4,8 @@
  * without leaving the page. Every text is inserted as text, never as HTML.
  */
 
+import { pageLocale, t } from "./messages.js";
+
 interface Entry {
   kind: "message" | "reply";
   id: number;
@@ -13,8 +15,8 @@ interface Entry {
   created: string;
 }
 
-/** Chat times in the reader's own time zone, in the page's style ("15 January 2026 at 10:00"). */
-const timeFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "long", timeStyle: "short" });
+/** Chat times in the reader's own time zone and the page's language ("15 January 2026 at 10:00"). */
+const timeFormat = new Intl.DateTimeFormat(pageLocale.format, { dateStyle: "long", timeStyle: "short" });
 
 const VISIBLE_MS = 5_000;
 const HIDDEN_MS = 30_000;
@@ -76,7 +78,7 @@ export function startChat(root: HTMLElement, csrf: string): void {
     stopped = true;
     if (form) {
       form.hidden = true;
-      const note = el("p", "fy-muted", "This conversation is closed.");
+      const note = el("p", "fy-muted", t("client.chatClosed"));
       form.after(note);
     }
   };
@@ -110,12 +112,12 @@ export function startChat(root: HTMLElement, csrf: string): void {
     const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
     const text = box?.value.trim() ?? "";
     if (!box || !text) {
-      if (status) status.textContent = "Write a reply first.";
+      if (status) status.textContent = t("client.chatEmptyReply");
       box?.focus();
       return;
     }
     if (button) button.disabled = true;
-    if (status) status.textContent = "Sending…";
+    if (status) status.textContent = t("client.chatSending");
     fetch(url, {
       method: "POST",
       credentials: "same-origin",
@@ -124,13 +126,13 @@ export function startChat(root: HTMLElement, csrf: string): void {
     })
       .then(async (res) => {
         const answer = (await res.json().catch(() => ({}))) as Partial<Entry> & { detail?: string };
-        if (res.status !== 201) throw new Error(answer.detail ?? "Your reply could not be sent. Try again.");
+        if (res.status !== 201) throw new Error(answer.detail ?? t("client.chatFailed"));
         append(answer as Entry);
         box.value = "";
-        if (status) status.textContent = "Sent.";
+        if (status) status.textContent = t("client.chatSent");
       })
       .catch((err: Error) => {
-        if (status) status.textContent = err.message || "Your reply could not be sent. Try again.";
+        if (status) status.textContent = err.message || t("client.chatFailed");
       })
       .finally(() => {
         if (button) button.disabled = false;

@@ -3,6 +3,7 @@
  * a session, and a session's chat. No inline script anywhere.
  */
 import { startChat } from "./chat.js";
+import { pageLocale, t } from "./messages.js";
 import { Uploader } from "./uploader.js";
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -88,7 +89,9 @@ for (const card of document.querySelectorAll<HTMLElement>("[data-upload-base]"))
 }
 
 if (uploaders.length > 0) acceptDropsAnywhere(uploaders);
-for (const field of document.querySelectorAll<HTMLTextAreaElement>('form textarea[name="receiver_message"]'))
+for (const field of document.querySelectorAll<HTMLTextAreaElement>(
+  'form textarea[name="receiver_message"], form#chat-form textarea[name="body"]',
+))
   keepReplyDraft(field);
 
 /**
@@ -153,9 +156,12 @@ function acceptDropsAnywhere(list: Uploader[]): void {
   });
 }
 
-/** Dates rendered in UTC by the server, shown in the reader's own time zone (the UTC text stays as a tooltip). */
+/**
+ * Dates rendered in UTC by the server, shown in the reader's own time zone and the page's language
+ * (the UTC text stays as a tooltip).
+ */
 function localTimes(): void {
-  const format = new Intl.DateTimeFormat(undefined, { dateStyle: "long", timeStyle: "short" });
+  const format = new Intl.DateTimeFormat(pageLocale.format, { dateStyle: "long", timeStyle: "short" });
   for (const node of document.querySelectorAll<HTMLTimeElement>("time[datetime]")) {
     const date = new Date(node.dateTime);
     if (Number.isNaN(date.getTime())) continue;
@@ -170,7 +176,7 @@ function offlineBanner(): void {
   banner.className = "fy-offline";
   banner.setAttribute("role", "status");
   banner.hidden = true;
-  banner.textContent = "You are offline. Uploads wait and continue when the connection is back.";
+  banner.textContent = t("client.offline");
   (document.getElementById("main") ?? document.body).prepend(banner);
   const update = () => {
     banner.hidden = navigator.onLine;

@@ -1,5 +1,6 @@
 /** Shapes and rules shared by the pull page's uploader: sizes, refusals, file identity, server answers. */
 
+import { formatBytes, t } from "./messages.js";
 import { sha256Hex } from "./sha256.js";
 
 /** A file's upload as the server reports it (GET /r/<identifier>/uploads). */
@@ -26,27 +27,17 @@ export interface UploaderOptions {
   extensions: string[];
 }
 
-/** Human size (powers of 1000, one decimal), the same as the server-rendered lists. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1000;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
+export { formatBytes } from "./messages.js";
 
-/** Why a file may not be uploaded, or undefined when it may. */
+/** Why a file may not be uploaded (a sentence naming it, in the page's language), or undefined when it may. */
 export function refusal(file: { name: string; size: number }, options: UploaderOptions): string | undefined {
   const dot = file.name.lastIndexOf(".");
   const ext = dot > 0 ? file.name.slice(dot + 1).toLowerCase() : "";
   if (options.extensions.length > 0 && !options.extensions.includes(ext))
-    return `not accepted: allowed types are ${options.extensions.join(", ")}`;
-  if (file.size === 0) return "empty (0 bytes): there is nothing to upload";
-  if (file.size > options.maxFileBytes) return `too large: the limit is ${formatBytes(options.maxFileBytes)}`;
+    return t("client.refusedType", { name: file.name, types: options.extensions.join(", ") });
+  if (file.size === 0) return t("client.refusedEmpty", { name: file.name });
+  if (file.size > options.maxFileBytes)
+    return t("client.refusedSize", { name: file.name, size: formatBytes(options.maxFileBytes) });
   return undefined;
 }
 
@@ -81,11 +72,11 @@ export function isUnfinishedUploadOf(
  */
 export function unfinishedNotice(uploads: ServerUpload[]): string {
   const list = uploads
-    .map((u) => `${u.name} (${u.received_chunks.length} of ${u.total_chunks} parts)`)
+    .map((u) =>
+      t("client.unfinishedItem", { name: u.name, received: u.received_chunks.length, total: u.total_chunks }),
+    )
     .join(", ");
-  return uploads.length === 1
-    ? `Unfinished earlier upload: ${list}. Choose that same file again to finish it, or remove it, then submit.`
-    : `Unfinished earlier uploads: ${list}. Choose those same files again to finish them, or remove them, then submit.`;
+  return t("client.unfinishedNotice", { count: uploads.length, list });
 }
 
 /** A failed upload call: `status` 0 for network errors and aborts. */
@@ -108,7 +99,7 @@ export function describeError(body: string, status: number): string {
   } catch {
     // not JSON
   }
-  return `upload failed (${status})`;
+  return t("client.uploadFailed", { status });
 }
 
 export async function errorText(res: Response): Promise<string> {

@@ -6,6 +6,7 @@
  * file's fingerprint, size and chunk count, so one file's chunks never join another's (ADR 0022).
  */
 
+import { t } from "./messages.js";
 import {
   describeError,
   errorText,
@@ -51,11 +52,11 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-/** "about 40 s left", "about 3 min left", "about 2 h left". */
+/** "about 40 seconds left", "about 3 minutes left", "about 2 hours left" (in the page's language). */
 function timeLeft(seconds: number): string {
-  if (seconds < 60) return `about ${Math.max(1, Math.round(seconds))} s left`;
-  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min left`;
-  return `about ${Math.round(seconds / 3600)} h left`;
+  if (seconds < 60) return t("client.secondsLeft", { count: Math.max(1, Math.round(seconds)) });
+  if (seconds < 3600) return t("client.minutesLeft", { count: Math.round(seconds / 60) });
+  return t("client.hoursLeft", { count: Math.round(seconds / 3600) });
 }
 
 /** Wires the uploader to the pull page's elements. */
@@ -100,7 +101,7 @@ export class Uploader {
     ui.form.addEventListener("submit", (e) => {
       if (this.busy()) {
         e.preventDefault();
-        this.announce("Wait until every upload is complete, then submit.");
+        this.announce(t("client.waitForUploads"));
       }
     });
     window.addEventListener("online", () => this.wakeRetry?.());
@@ -108,10 +109,10 @@ export class Uploader {
       if (!this.busy() || this.paused) return;
       // Leaving now stops the upload in flight: the browser asks first.
       e.preventDefault();
-      e.returnValue = "";
+      e.returnValue = t("client.leaveWarning");
     });
     for (const li of Array.from(ui.received.querySelectorAll<HTMLLIElement>("li[data-media-id]"))) {
-      const name = li.querySelector(".fy-file-name")?.textContent ?? "file";
+      const name = li.querySelector(".fy-file-name")?.textContent ?? "";
       this.addRemoveButton(li, name, () => this.removeReceived(li, Number(li.dataset.mediaId), name));
     }
     // What the server holds: unfinished uploads left before a reload are listed at once.
@@ -131,9 +132,10 @@ export class Uploader {
 
   /** A "Remove" button at the end of a file row. */
   private addRemoveButton(li: HTMLElement, name: string, onClick: () => void): HTMLButtonElement {
-    const button = el("button", "fy-button fy-button-secondary fy-button-small", "Remove");
+    const button = el("button", "fy-button fy-button-secondary fy-button-small", t("client.remove"));
     button.type = "button";
-    button.setAttribute("aria-label", `Remove ${name}`);
+    button.dataset.role = "remove";
+    button.setAttribute("aria-label", t("client.removeLabel", { name }));
     button.addEventListener("click", onClick);
     li.append(button);
     return button;
@@ -143,7 +145,7 @@ export class Uploader {
   private focusAfterRemoval(): void {
     const next = this.ui.list
       .closest("section, article, .fy-card")
-      ?.querySelector<HTMLButtonElement>("button[aria-label^='Remove']");
+      ?.querySelector<HTMLButtonElement>("button[data-role='remove']");
     (next ?? this.ui.input).focus();
   }
 
@@ -161,7 +163,7 @@ export class Uploader {
     try {
       await this.deleteOnServer(mediaId);
     } catch (err) {
-      this.announce(`${name} could not be removed: ${(err as Error).message}`);
+      this.announce(t("client.removeFailed", { name, reason: (err as Error).message }));
       return;
     }
     const item = this.items.find((i) => i.mediaId === mediaId);
@@ -173,7 +175,7 @@ export class Uploader {
     li.remove();
     this.updateReceivedHeading();
     this.refresh();
-    this.announce(`${name} removed.`);
+    this.announce(t("client.removedNotice", { name }));
     this.focusAfterRemoval();
   }
 
@@ -204,9 +206,9 @@ export class Uploader {
         )?.id;
       }
       if (id !== undefined) await this.deleteOnServer(id);
-      this.announce(`${item.file.name} removed.`);
+      this.announce(t("client.removedNotice", { name: item.file.name }));
     } catch (err) {
-      this.announce(`${item.file.name} could not be removed: ${(err as Error).message}`);
+      this.announce(t("client.removeFailed", { name: item.file.name, reason: (err as Error).message }));
     }
     void this.sync()
       .then(() => this.refresh())
@@ -218,12 +220,12 @@ export class Uploader {
     try {
       await this.deleteOnServer(upload.id);
     } catch (err) {
-      this.announce(`${upload.name} could not be removed: ${(err as Error).message}`);
+      this.announce(t("client.removeFailed", { name: upload.name, reason: (err as Error).message }));
       return;
     }
     this.unfinished = this.unfinished.filter((u) => u.id !== upload.id);
     this.refresh();
-    this.announce(`${upload.name} removed.`);
+    this.announce(t("client.removedNotice", { name: upload.name }));
     this.focusAfterRemoval();
   }
 
@@ -238,19 +240,18 @@ export class Uploader {
       row.dataset.earlierId = String(upload.id);
       row.dataset.state = "unfinished";
       const info = el("div", "fy-file-info");
-      const parts = `${upload.received_chunks.length} of ${upload.total_chunks} parts`;
       const bar = el("progress", "fy-progress");
       bar.max = upload.total_chunks;
       bar.value = upload.received_chunks.length;
-      bar.setAttribute("aria-label", `Upload progress of ${upload.name}`);
+      bar.setAttribute("aria-label", t("client.progressLabel", { name: upload.name }));
+      const state = t("client.unfinishedRow", {
+        received: upload.received_chunks.length,
+        total: upload.total_chunks,
+      });
       info.append(
         el("p", "fy-file-name", upload.name),
         bar,
-        el(
-          "p",
-          "fy-muted",
-          `${upload.size === null ? "" : `${formatBytes(upload.size)} · `}Unfinished (${parts}). Choose this file again to continue.`,
-        ),
+        el("p", "fy-muted", `${upload.size === null ? "" : `${formatBytes(upload.size)} · `}${state}`),
       );
       row.append(info);
       this.addRemoveButton(row, upload.name, () => void this.removeEarlier(upload));
@@ -258,9 +259,11 @@ export class Uploader {
     }
   }
 
+  /** "Received (2)", hidden while nothing is received. */
   private updateReceivedHeading(): void {
-    const word = (this.ui.receivedHeading.textContent ?? "Received").replace(/\s*\(\d+\)\s*$/, "");
-    this.ui.receivedHeading.textContent = `${word} (${this.ui.received.children.length})`;
+    const count = this.ui.received.children.length;
+    this.ui.receivedHeading.textContent = t("client.received", { count });
+    this.ui.receivedHeading.hidden = count === 0;
   }
 
   private announce(message: string): void {
@@ -274,11 +277,11 @@ export class Uploader {
         (i) =>
           i.file.name === file.name && i.file.size === file.size && i.file.lastModified === file.lastModified,
       );
-      const reason = twin ? "already in the list: a file is added only once" : refusal(file, this.options);
+      const reason = twin ? t("client.duplicate", { name: file.name }) : refusal(file, this.options);
       const item = this.render(file);
       if (reason) {
         item.status = "error";
-        item.message = `${file.name} is ${reason}.`;
+        item.message = reason;
         this.paint(item);
         this.announce(item.message);
         continue;
@@ -297,7 +300,7 @@ export class Uploader {
     const bar = el("progress", "fy-progress");
     bar.max = 100;
     bar.value = 0;
-    bar.setAttribute("aria-label", `Upload progress of ${file.name}`);
+    bar.setAttribute("aria-label", t("client.progressLabel", { name: file.name }));
     info.append(bar, text);
     row.append(info);
     this.ui.list.append(row);
@@ -339,16 +342,25 @@ export class Uploader {
           ? 0
           : Math.floor((this.sentBytes(item) / item.file.size) * 100);
     item.bar.value = pct;
-    const label: Record<Status, string> = {
-      queued: "Waiting",
-      uploading: `Uploading ${pct}%`,
-      paused: `Paused at ${pct}%`,
-      retrying: `Connection lost at ${pct}%: retrying`,
-      done: "Uploaded",
-      error: "Not uploaded",
-      removed: "Removed",
+    const label = (status: Status): string => {
+      switch (status) {
+        case "queued":
+          return t("client.waiting");
+        case "uploading":
+          return t("client.uploading", { percent: pct });
+        case "paused":
+          return t("client.pausedAt", { percent: pct });
+        case "retrying":
+          return t("client.retryingAt", { percent: pct });
+        case "done":
+          return t("client.uploaded");
+        case "error":
+          return t("client.notUploaded");
+        case "removed":
+          return t("client.removed");
+      }
     };
-    item.text.textContent = `${formatBytes(item.file.size)} · ${item.message || label[item.status]}`;
+    item.text.textContent = `${formatBytes(item.file.size)} · ${item.message || label(item.status)}`;
     item.row.dataset.state = item.status;
   }
 
@@ -367,7 +379,14 @@ export class Uploader {
     this.ui.overallBar.value = pct;
     const done = active.filter((i) => i.status === "done").length;
     const pace = this.pace(sent, total);
-    this.ui.overallText.textContent = `${done} of ${active.length} files uploaded · ${formatBytes(sent)} of ${formatBytes(total)} (${pct}%)${pace ? ` · ${pace}` : ""}`;
+    const overall = t("client.overall", {
+      done,
+      count: active.length,
+      sent: formatBytes(sent),
+      total: formatBytes(total),
+      percent: pct,
+    });
+    this.ui.overallText.textContent = pace ? `${overall} · ${pace}` : overall;
     const busy = this.busy();
     const hadFocus = document.activeElement === this.ui.pause || document.activeElement === this.ui.resume;
     this.ui.pause.hidden = this.paused || !busy;
@@ -379,10 +398,10 @@ export class Uploader {
         this.ui.received.children.length > 0 || this.items.some((i) => i.status !== "error");
     this.ui.submit.setAttribute("aria-disabled", busy ? "true" : "false");
     this.ui.submitHint.textContent = busy
-      ? "Uploads in progress: Submit becomes available when they finish."
+      ? t("client.uploadsInProgress")
       : this.unfinished.length > 0
         ? unfinishedNotice(this.unfinished)
-        : "Submit when every file is uploaded. You cannot add files afterwards.";
+        : t("client.submitHint");
     for (const item of this.items) this.paint(item);
   }
 
@@ -403,7 +422,7 @@ export class Uploader {
     const seconds = (now - first.at) / 1000;
     if (seconds < 1 || sent <= first.sent) return "";
     const rate = (sent - first.sent) / seconds;
-    return `${formatBytes(Math.round(rate))}/s · ${timeLeft((total - sent) / rate)}`;
+    return `${t("client.speed", { rate: formatBytes(Math.round(rate)) })} · ${timeLeft((total - sent) / rate)}`;
   }
 
   private setPaused(paused: boolean): void {
@@ -412,13 +431,13 @@ export class Uploader {
       this.current?.abort();
       for (const i of this.items)
         if (i.status === "uploading" || i.status === "queued" || i.status === "retrying") i.status = "paused";
-      this.announce("Uploads paused.");
+      this.announce(t("client.paused"));
       this.ui.resume.hidden = false;
       this.refresh();
       this.ui.resume.focus();
     } else {
       for (const i of this.items) if (i.status === "paused") i.status = "queued";
-      this.announce("Uploads resumed.");
+      this.announce(t("client.resumed"));
       this.refresh();
       this.ui.pause.focus();
       this.wakeRetry?.();
@@ -432,7 +451,7 @@ export class Uploader {
       item.fingerprint = await fingerprintOf(item.file, this.options.chunkBytes);
       return true;
     } catch {
-      this.fail(item, "Could not read the file: choose it again.");
+      this.fail(item, t("client.unreadable"));
       return false;
     }
   }
@@ -440,7 +459,7 @@ export class Uploader {
   private fail(item: Item, message: string): void {
     item.status = "error";
     item.message = message;
-    this.announce(`${item.file.name}: ${message}`);
+    this.announce(t("client.fileError", { name: item.file.name, reason: message }));
     this.refresh();
   }
 
@@ -470,7 +489,7 @@ export class Uploader {
           (f) => f.state === "available" && f.fingerprint === fingerprint && f.name === item.file.name,
         );
         if (twin) {
-          this.fail(item, "Already uploaded: this same file is under Received.");
+          this.fail(item, t("client.alreadyUploaded"));
           continue;
         }
       }
@@ -501,7 +520,7 @@ export class Uploader {
     item.remove.remove();
     this.ui.received.append(li);
     this.updateReceivedHeading();
-    this.announce(`${item.file.name} uploaded.`);
+    this.announce(t("client.uploadedNotice", { name: item.file.name }));
   }
 
   private async run(): Promise<void> {
@@ -551,11 +570,7 @@ export class Uploader {
       this.running = false;
       this.refresh();
       if (!this.busy() && this.items.length > 0)
-        this.announce(
-          this.unfinished.length > 0
-            ? unfinishedNotice(this.unfinished)
-            : "All uploads are complete. You can now submit.",
-        );
+        this.announce(this.unfinished.length > 0 ? unfinishedNotice(this.unfinished) : t("client.allDone"));
     }
   }
 
@@ -564,7 +579,7 @@ export class Uploader {
   private backoff(): Promise<void> {
     this.retries += 1;
     const delay = Math.min(10_000, 500 * 2 ** Math.min(this.retries, 5));
-    this.announce("Connection lost. Retrying…");
+    this.announce(t("client.connectionLost"));
     return new Promise((resolve) => {
       const timer = setTimeout(done, delay);
       function done() {
@@ -594,7 +609,7 @@ export class Uploader {
       form.append("file", blob, item.file.name);
       const answer = await this.send(item, item.mediaId === undefined ? "POST" : "PUT", form);
       if ((item.status as Status) === "removed") return;
-      if (this.retries > 0) this.announce(`Connection restored. Uploading ${item.file.name}…`);
+      if (this.retries > 0) this.announce(t("client.connectionRestored", { name: item.file.name }));
       this.retries = 0;
       item.mediaId = answer.id;
       item.received = new Set(answer.received_chunks);

@@ -1,11 +1,13 @@
 import type { VNode } from "preact";
-import type { FileView, RequesterCardView } from "../recipient.presenter.js";
+import type { MessageKey, Translator } from "../../../shared/i18n/i18n.js";
+import { type FileView, fileTypeLabel, type RequesterCardView } from "../recipient.presenter.js";
 
 /** Picture or initials, name and role of whoever sent or asked for the files. */
 export function RequesterCard(props: {
   card: RequesterCardView;
   heading: string;
   withDetails?: boolean;
+  i18n: Translator;
 }): VNode {
   const { card } = props;
   return (
@@ -32,7 +34,7 @@ export function RequesterCard(props: {
         <dl class="fy-details">
           {card.details.map((d) => (
             <>
-              <dt>{d.label}</dt>
+              <dt>{d.label.startsWith("card.") ? props.i18n.t(d.label as MessageKey) : d.label}</dt>
               <dd>{d.href ? <a href={d.href}>{d.value}</a> : d.value}</dd>
             </>
           ))}
@@ -53,14 +55,14 @@ export function MessageCard(props: { message: string; heading: string }): VNode 
   );
 }
 
-/** A file's name, size and type. */
-export function FileInfo(props: { file: FileView }): VNode {
-  const { file } = props;
+/** A file's name, size and type, in the reader's language. */
+export function FileInfo(props: { file: FileView; i18n: Translator }): VNode {
+  const { file, i18n } = props;
   return (
     <div class="fy-file-info">
       <p class="fy-file-name">{file.name}</p>
       <p class="fy-muted">
-        {file.sizeLabel} · {file.typeLabel}
+        {i18n.bytes(file.bytes)} · {fileTypeLabel(file.extension, file.contentType, i18n)}
       </p>
     </div>
   );

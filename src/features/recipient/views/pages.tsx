@@ -1,46 +1,36 @@
 import type { VNode } from "preact";
+import type { MessageKey, Translator } from "../../../shared/i18n/i18n.js";
 import { Layout } from "../../../web/layout.js";
 import { type FileView, filesSummary, type RequesterCardView } from "../recipient.presenter.js";
 import type { TfaStatus } from "../two-factor.service.js";
 import { Alert, CsrfField, FileInfo, MessageCard, RequesterCard } from "./components.js";
 
-/** Chrome shared by every page: branding and the sandbox marker. */
+/** Chrome shared by every page: branding, the sandbox marker and the reader's language. */
 export interface PageChrome {
   sandbox: boolean;
   brandName: string;
   brandCssHref?: string | undefined;
   logoHref?: string | undefined;
+  /** The reader's language (negotiated per request: src/web/i18n.ts). */
+  i18n: Translator;
 }
 
-const dateFormat = new Intl.DateTimeFormat("en-GB", {
-  dateStyle: "long",
-  timeStyle: "short",
-  timeZone: "UTC",
-});
-
-/** `15 January 2026 at 10:00 UTC` */
-export function formatDate(iso: string): string {
-  return `${dateFormat.format(new Date(iso))} UTC`;
+/** A date in UTC on the server, shown in the reader's own time zone by the page script. */
+export function LocalTime(props: { iso: string; i18n: Translator }): VNode {
+  return <time datetime={props.iso}>{props.i18n.date(props.iso)}</time>;
 }
 
 /** The one page for unknown, deleted, draft and foreign identifiers alike. */
 export function NotFoundPage(props: { chrome: PageChrome }): VNode {
+  const { t } = props.chrome.i18n;
   return (
-    <Layout title="Link not found" {...props.chrome}>
+    <Layout title={t("notFound.title")} {...props.chrome}>
       <section class="fy-card">
-        <h1>This link is not valid</h1>
-        <p>
-          The link may be mistyped, or the request was withdrawn. Ask the sender for a new link if you still
-          need it.
-        </p>
+        <h1>{t("notFound.heading")}</h1>
+        <p>{t("notFound.body")}</p>
       </section>
     </Layout>
   );
-}
-
-/** A date in UTC on the server, shown in the reader's own time zone by the page script. */
-export function LocalTime(props: { iso: string }): VNode {
-  return <time datetime={props.iso}>{formatDate(props.iso)}</time>;
 }
 
 /** An expired request: nothing can be downloaded or uploaded any more. */
@@ -51,23 +41,25 @@ export function ExpiredPage(props: {
   /** A push request offered files; a pull request asked for them. */
   kind: "push" | "pull";
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   const pull = props.kind === "pull";
   return (
-    <Layout title="Request expired" {...props.chrome} withScript>
+    <Layout title={t("expired.title")} {...props.chrome} withScript>
       <section class="fy-card">
-        <h1>This request has expired</h1>
+        <h1>{t("expired.heading")}</h1>
         <p>
           {props.expiredAt ? (
-            <>
-              It expired on <LocalTime iso={props.expiredAt} />.{" "}
-            </>
+            <>{i18n.rich("expired.on", { date: <LocalTime iso={props.expiredAt} i18n={i18n} /> })} </>
           ) : null}
-          {pull
-            ? "It no longer accepts files. If you still need to send them, ask the requester for a new link."
-            : "Its files are no longer available. Contact the sender if you still need them."}
+          {pull ? t("expired.pull") : t("expired.push")}
         </p>
       </section>
-      <RequesterCard card={props.card} heading={pull ? "Requested by" : "Sender"} />
+      <RequesterCard
+        card={props.card}
+        heading={pull ? t("card.requestedBy") : t("card.sender")}
+        i18n={i18n}
+      />
     </Layout>
   );
 }
@@ -83,38 +75,30 @@ export type TfaNotice =
   | { kind: "malformed" }
   | { kind: "send_limit"; retryAfterSeconds: number };
 
-const LOCKED_OUT_TEXT =
-  "Too many wrong codes were entered, so this link is locked to protect it. Ask the sender to send you the link again.";
-
-function tfaNoticeText(notice: TfaNotice, status: TfaStatus): { kind: "error" | "success"; text: string } {
+function tfaNoticeText(
+  notice: TfaNotice,
+  status: TfaStatus,
+  { t }: Translator,
+): { kind: "error" | "success"; text: string } {
   switch (notice.kind) {
     case "sent":
-      return {
-        kind: "success",
-        text: `We sent a 6-digit code to ${status.maskedDestination}. It is valid for 10 minutes.`,
-      };
+      return { kind: "success", text: t("tfa.sent", { destination: status.maskedDestination }) };
     case "wrong":
-      return {
-        kind: "error",
-        text: `That code is not correct. ${notice.attemptsLeft} ${notice.attemptsLeft === 1 ? "attempt" : "attempts"} left.`,
-      };
+      return { kind: "error", text: t("tfa.wrong", { left: notice.attemptsLeft }) };
     case "locked":
-      return {
-        kind: "error",
-        text: "Too many wrong codes: this code is locked. Send a new code to try again.",
-      };
+      return { kind: "error", text: t("tfa.locked") };
     case "locked_out":
-      return { kind: "error", text: LOCKED_OUT_TEXT };
+      return { kind: "error", text: t("tfa.lockedOut") };
     case "expired":
-      return { kind: "error", text: "This code has expired. Send a new code." };
+      return { kind: "error", text: t("tfa.expired") };
     case "no_code":
-      return { kind: "error", text: "No valid code: send a new code first." };
+      return { kind: "error", text: t("tfa.noCode") };
     case "malformed":
-      return { kind: "error", text: "Enter the 6 digits of the code." };
+      return { kind: "error", text: t("tfa.malformed") };
     case "send_limit":
       return {
         kind: "error",
-        text: `Too many codes were sent. You can request a new code in ${Math.ceil(notice.retryAfterSeconds / 60)} minutes.`,
+        text: t("tfa.sendLimit", { minutes: Math.ceil(notice.retryAfterSeconds / 60) }),
       };
   }
 }
@@ -124,39 +108,38 @@ export function TfaPage(props: {
   chrome: PageChrome;
   /** The path the forms post under (`<base>tfa/send`, `<base>tfa/verify`). */
   base: string;
-  /** What the code opens: "request" or "session". */
-  noun: string;
+  /** What the code opens. */
+  noun: "request" | "session";
   csrf: string;
   status: TfaStatus;
   notice?: TfaNotice | undefined;
   card: RequesterCardView;
 }): VNode {
   const { status, base } = props;
-  const note = props.notice ? tfaNoticeText(props.notice, status) : undefined;
-  const channelWord = status.channel === "sms" ? "text message" : "email";
+  const { i18n } = props.chrome;
+  const { t } = i18n;
+  const note = props.notice ? tfaNoticeText(props.notice, status, i18n) : undefined;
   return (
-    <Layout title="Verify it's you" {...props.chrome}>
+    <Layout title={t("tfa.title")} {...props.chrome}>
       <section class="fy-card" aria-labelledby="tfa-heading">
-        <h1 id="tfa-heading">Verify it's you</h1>
+        <h1 id="tfa-heading">{t("tfa.title")}</h1>
         <p>
-          To open this {props.noun}, enter the code we send by {channelWord} to{" "}
-          <strong>{status.maskedDestination}</strong>.
+          {i18n.rich("tfa.intro", {
+            noun: props.noun,
+            channel: status.channel === "sms" ? "sms" : "email",
+            destination: <strong>{status.maskedDestination}</strong>,
+          })}
         </p>
         {note ? <Alert kind={note.kind} text={note.text} id="tfa-notice" /> : null}
         {status.lockedOut && props.notice?.kind !== "locked_out" ? (
-          <Alert kind="error" text={LOCKED_OUT_TEXT} id="tfa-locked" />
+          <Alert kind="error" text={t("tfa.lockedOut")} id="tfa-locked" />
         ) : null}
-        {status.locked && !props.notice ? (
-          <Alert
-            kind="error"
-            text="Too many wrong codes: this code is locked. Send a new code to try again."
-          />
-        ) : null}
+        {status.locked && !props.notice ? <Alert kind="error" text={t("tfa.locked")} /> : null}
         {status.codeActive ? (
           <form method="post" action={`${base}tfa/verify`} class="fy-field">
             <CsrfField token={props.csrf} />
             <div class="fy-field">
-              <label for="tfa-code">6-digit code</label>
+              <label for="tfa-code">{t("tfa.codeLabel")}</label>
               <input
                 id="tfa-code"
                 class="fy-input fy-code"
@@ -170,11 +153,11 @@ export function TfaPage(props: {
                 aria-describedby="tfa-code-hint"
               />
               <p class="fy-hint" id="tfa-code-hint">
-                The code is valid for 10 minutes.
+                {t("tfa.codeHint")}
               </p>
             </div>
             <button type="submit" class="fy-button">
-              Verify
+              {t("tfa.verify")}
             </button>
           </form>
         ) : null}
@@ -187,18 +170,18 @@ export function TfaPage(props: {
                 class={status.codeActive ? "fy-button fy-button-secondary" : "fy-button"}
                 disabled={status.sendsLeft === 0}
               >
-                {status.codeActive || status.locked ? "Send a new code" : "Send code"}
+                {status.codeActive || status.locked ? t("tfa.sendNew") : t("tfa.send")}
               </button>
               {status.sendsLeft === 0 ? (
                 <p class="fy-hint">
-                  Code limit reached. Try again in {Math.ceil(status.retryAfterSeconds / 60)} minutes.
+                  {t("tfa.limitReached", { minutes: Math.ceil(status.retryAfterSeconds / 60) })}
                 </p>
               ) : null}
             </div>
           </form>
         )}
       </section>
-      <RequesterCard card={props.card} heading="Sender" />
+      <RequesterCard card={props.card} heading={t("card.sender")} i18n={i18n} />
     </Layout>
   );
 }
@@ -214,44 +197,46 @@ export function PushPage(props: {
   /** "expires in 14 days", when the request expires. */
   expiresIn?: string | undefined;
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   const base = `/r/${encodeURIComponent(props.identifier)}/`;
-  const summary = [filesSummary(props.files), props.expiresIn].filter(Boolean).join(" · ");
+  const summary = [filesSummary(props.files, i18n), props.expiresIn].filter(Boolean).join(" · ");
   return (
-    <Layout title="Files for you" {...props.chrome} withScript>
-      <h1>{props.card.name ? `${props.card.name} sent you files` : "Files for you"}</h1>
-      <RequesterCard card={props.card} heading="Sender" />
-      <MessageCard message={props.message} heading="Message" />
+    <Layout title={t("push.title")} {...props.chrome} withScript>
+      <h1>{props.card.name ? t("push.headingNamed", { name: props.card.name }) : t("push.title")}</h1>
+      <RequesterCard card={props.card} heading={t("card.sender")} i18n={i18n} />
+      <MessageCard message={props.message} heading={t("message.heading")} />
       <section class="fy-card" aria-labelledby="files-heading">
-        <h2 id="files-heading">Files ({props.files.length})</h2>
+        <h2 id="files-heading">{t("push.files", { count: props.files.length })}</h2>
         <p class="fy-summary" id="files-summary">
           {summary}
         </p>
-        {props.files.length === 0 ? <p>No files are available.</p> : null}
+        {props.files.length === 0 ? <p>{t("push.none")}</p> : null}
         {props.files.length > 1 ? (
           <p class="fy-actions">
             <a class="fy-button" href={`${base}files/zip`} download aria-describedby="files-summary">
-              Download all (zip)
+              {t("push.downloadAll")}
             </a>
           </p>
         ) : null}
         <ul class="fy-files">
           {props.files.map((file) => (
             <li class="fy-file">
-              <FileInfo file={file} />
+              <FileInfo file={file} i18n={i18n} />
               <a
                 class="fy-button"
                 href={`${base}files/${file.id}/download`}
                 download={file.name}
-                aria-label={`Download ${file.name}`}
+                aria-label={t("push.downloadLabel", { name: file.name })}
               >
-                Download
+                {t("push.download")}
               </a>
             </li>
           ))}
         </ul>
         {props.expiresAt ? (
           <p class="fy-muted">
-            Available until <LocalTime iso={props.expiresAt} />.
+            {i18n.rich("push.availableUntil", { date: <LocalTime iso={props.expiresAt} i18n={i18n} /> })}
           </p>
         ) : null}
       </section>
@@ -263,8 +248,17 @@ export function PushPage(props: {
 export interface UploadRules {
   extensions: string[];
   maxFileBytes: number;
+  /** The limit in English, for the upload endpoints' error texts (pages word it themselves). */
   maxFileLabel: string;
   chunkBytes: number;
+}
+
+/** "Allowed types: pdf, jpg. Up to 10.0 MB per file." in the reader's language. */
+export function uploadRulesText(rules: UploadRules, i18n: Translator): string {
+  const types = rules.extensions.length
+    ? `${i18n.t("pull.allowedTypes", { types: rules.extensions.join(", ") })} `
+    : "";
+  return `${types}${i18n.t("pull.upTo", { size: i18n.bytes(rules.maxFileBytes) })}`;
 }
 
 /** A pull request: message, requester card, uploader, reply message and Submit. */
@@ -276,18 +270,20 @@ export function PullPage(props: {
   card: RequesterCardView;
   received: FileView[];
   rules: UploadRules;
-  error?: string | undefined;
+  /** Why the last Submit was refused (a catalogue key). */
+  error?: MessageKey | undefined;
   /** The last Submit was refused for want of a file. */
   emptyRefused?: boolean;
   receiverMessage?: string | undefined;
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   const base = `/r/${encodeURIComponent(props.identifier)}/`;
   const { rules } = props;
   const accept = rules.extensions.map((e) => `.${e}`).join(",");
-  const rulesText = `${rules.extensions.length ? `Allowed types: ${rules.extensions.join(", ")}. ` : ""}Up to ${rules.maxFileLabel} per file.`;
   return (
     <Layout
-      title="Upload files"
+      title={t("pull.title")}
       {...props.chrome}
       withScript
       mainData={{
@@ -298,19 +294,19 @@ export function PullPage(props: {
         extensions: rules.extensions.join(","),
       }}
     >
-      <h1>{props.card.name ? `${props.card.name} asks you for files` : "Upload files"}</h1>
-      <RequesterCard card={props.card} heading="Requested by" />
-      <MessageCard message={props.message} heading="Message" />
-      {props.error ? <Alert kind="error" text={props.error} id="submit-error" /> : null}
+      <h1>{props.card.name ? t("pull.headingNamed", { name: props.card.name }) : t("pull.title")}</h1>
+      <RequesterCard card={props.card} heading={t("card.requestedBy")} i18n={i18n} />
+      <MessageCard message={props.message} heading={t("message.heading")} />
+      {props.error ? <Alert kind="error" text={t(props.error)} id="submit-error" /> : null}
       <section class="fy-card" aria-labelledby="upload-heading">
-        <h2 id="upload-heading">Your files</h2>
+        <h2 id="upload-heading">{t("pull.yourFiles")}</h2>
         <p class="fy-hint" id="upload-rules">
-          {rulesText}
+          {uploadRulesText(rules, i18n)}
         </p>
         <div class="fy-dropzone" id="dropzone">
-          <p>Drag and drop files here, or choose them:</p>
+          <p>{t("pull.drop")}</p>
           <label for="file-input" class="fy-visually-hidden">
-            Choose files to upload
+            {t("pull.chooseLabel")}
           </label>
           <input
             id="file-input"
@@ -321,32 +317,30 @@ export function PullPage(props: {
           />
         </div>
         <noscript>
-          <p class="fy-alert fy-alert-error">
-            Uploading needs JavaScript. Please enable it and reload the page.
-          </p>
+          <p class="fy-alert fy-alert-error">{t("pull.noscript")}</p>
         </noscript>
         <div id="overall" class="fy-field" hidden>
-          <label for="overall-progress">Overall progress</label>
+          <label for="overall-progress">{t("pull.overall")}</label>
           <progress id="overall-progress" class="fy-progress" max={100} value={0} />
           <p class="fy-hint" id="overall-text" />
           <div class="fy-upload-actions">
             <button type="button" class="fy-button fy-button-secondary" id="pause-all">
-              Pause
+              {t("pull.pause")}
             </button>
             <button type="button" class="fy-button fy-button-secondary" id="resume-all" hidden>
-              Resume
+              {t("pull.resume")}
             </button>
           </div>
         </div>
-        <ul class="fy-files" id="upload-list" aria-label="Uploads" />
+        <ul class="fy-files" id="upload-list" aria-label={t("pull.uploads")} />
         <div id="upload-status" class="fy-visually-hidden" role="status" aria-live="polite" />
-        <h3 class="fy-muted" id="received-heading">
-          Received ({props.received.length})
+        <h3 class="fy-muted" id="received-heading" hidden={props.received.length === 0}>
+          {t("client.received", { count: props.received.length })}
         </h3>
         <ul class="fy-files" id="received-list" aria-labelledby="received-heading">
           {props.received.map((file) => (
             <li class="fy-file" data-media-id={String(file.id)}>
-              <FileInfo file={file} />
+              <FileInfo file={file} i18n={i18n} />
             </li>
           ))}
         </ul>
@@ -354,7 +348,7 @@ export function PullPage(props: {
       <form method="post" action={`${base}submit`} class="fy-card" id="submit-form">
         <CsrfField token={props.csrf} />
         <div class="fy-field">
-          <label for="receiver-message">Message to the requester (optional)</label>
+          <label for="receiver-message">{t("pull.replyLabel")}</label>
           <textarea id="receiver-message" class="fy-textarea" name="receiver_message" maxLength={10000}>
             {props.receiverMessage ?? ""}
           </textarea>
@@ -367,19 +361,17 @@ export function PullPage(props: {
             value="1"
             aria-describedby="confirm-empty-hint"
           />
-          <label for="confirm-empty-input">Submit without files</label>
+          <label for="confirm-empty-input">{t("pull.confirmEmpty")}</label>
           <p class="fy-hint" id="confirm-empty-hint">
-            {props.emptyRefused
-              ? "No file was uploaded: tick this box to confirm that you send none."
-              : "No file is uploaded yet. Tick this box only if you have nothing to send."}
+            {props.emptyRefused ? t("pull.emptyRefused") : t("pull.emptyHint")}
           </p>
         </div>
         <div class="fy-actions">
           <button type="submit" class="fy-button" id="submit-button">
-            Submit
+            {t("pull.submit")}
           </button>
           <p class="fy-hint" id="submit-hint">
-            Submit when every file is uploaded. You cannot add files afterwards.
+            {t("pull.submitHint")}
           </p>
         </div>
       </form>
@@ -397,38 +389,40 @@ export function CompletedPage(props: {
   /** When the request was submitted. */
   completedAt: string | null;
 }): VNode {
+  const { i18n } = props.chrome;
+  const { t } = i18n;
   return (
-    <Layout title="Request complete" {...props.chrome} withScript>
+    <Layout title={t("done.title")} {...props.chrome} withScript>
       <section class="fy-card fy-completed" aria-labelledby="done-heading">
         <p class="fy-done-mark" aria-hidden="true">
           ✓
         </p>
-        <h1 id="done-heading">Thank you, your files were sent</h1>
+        <h1 id="done-heading">{t("done.heading")}</h1>
         <p>
           {props.completedAt ? (
-            <>
-              Sent on <LocalTime iso={props.completedAt} />.{" "}
-            </>
+            <>{i18n.rich("done.sentOn", { date: <LocalTime iso={props.completedAt} i18n={i18n} /> })} </>
           ) : null}
-          This request is complete and accepts no more files.
+          {t("done.complete")}
         </p>
         {props.received.length > 0 ? (
-          <ul class="fy-files" aria-label="Files sent">
+          <ul class="fy-files" aria-label={t("done.filesSent")}>
             {props.received.map((file) => (
               <li class="fy-file">
-                <FileInfo file={file} />
+                <FileInfo file={file} i18n={i18n} />
               </li>
             ))}
           </ul>
         ) : null}
         {props.receiverMessage ? (
           <>
-            <h2>Your message</h2>
+            <h2>{t("done.yourMessage")}</h2>
             <p class="fy-message">{props.receiverMessage}</p>
           </>
         ) : null}
       </section>
-      {props.card ? <RequesterCard card={props.card} heading="Requester" withDetails /> : null}
+      {props.card ? (
+        <RequesterCard card={props.card} heading={t("card.requester")} withDetails i18n={i18n} />
+      ) : null}
     </Layout>
   );
 }
