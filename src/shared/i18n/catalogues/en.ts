@@ -106,7 +106,7 @@ export const en = {
   "session.defaultTitle": "Your secure session",
   "session.from": "From {name}",
   "session.for": "For {name}",
-  "session.summary": "{count, plural, one {# item} other {# items}} · {open, number} open",
+  "session.summary": "{count, plural, one {# item} other {# items}} · {open, plural, other {# open}}",
   "session.nothing": "There is nothing for you here yet. The sender may add files or requests later.",
   "session.state.pending": "Open",
   "session.state.complete": "Done",
