@@ -233,6 +233,15 @@ describe("HTTP conventions and the auth guard", () => {
     expect(icon.headers["content-type"]).toBe("image/svg+xml");
   });
 
+  it("renders the API reference's inline code as <code>, never as literal backticks", async () => {
+    const docs = await h.t.app.inject({ method: "GET", url: "/docs" });
+    expect(docs.statusCode).toBe(200);
+    // The session chat route's description names its redirect targets in backticks.
+    expect(docs.body).toContain("<code>?notice=replied#chat</code>");
+    const text = docs.body.replace(/<[^>]+>/g, "");
+    expect(text).not.toMatch(/`[^`\n]+`/);
+  });
+
   it("reports health and readiness", async () => {
     expect((await h.t.app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     expect((await h.t.app.inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "ready" });

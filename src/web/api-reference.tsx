@@ -33,6 +33,18 @@ function typeOf(schema: Json | undefined): string {
   return schema.type ?? (schema.properties ? "object" : "any");
 }
 
+/**
+ * Text with Markdown inline code (`like this`) as <code> elements; everything else stays text
+ * (escaped by preact). An unpaired backtick is kept as it is.
+ */
+export function inlineCode(text: string): (string | VNode)[] {
+  return text
+    .split(/(`[^`\n]+`)/)
+    .map((part) =>
+      part.length > 2 && part.startsWith("`") && part.endsWith("`") ? <code>{part.slice(1, -1)}</code> : part,
+    );
+}
+
 /** A schema's fields one level deep, as a description list. */
 function Fields(props: { schema: Json | undefined; components: Json }): VNode | null {
   let schema = props.schema;
@@ -50,7 +62,7 @@ function Fields(props: { schema: Json | undefined; components: Json }): VNode | 
             <code>{name}</code> <span class="fy-muted">{typeOf(properties[name])}</span>
             {required.has(name) ? <span class="fy-api-required"> required</span> : null}
           </dt>
-          {properties[name]?.description ? <dd>{String(properties[name].description)}</dd> : null}
+          {properties[name]?.description ? <dd>{inlineCode(String(properties[name].description))}</dd> : null}
         </div>
       ))}
     </dl>
@@ -67,8 +79,8 @@ function OperationView(props: { operation: Operation; components: Json }): VNode
       <h3 id={`${anchor}-title`}>
         <span class={`fy-api-method fy-api-${method}`}>{method.toUpperCase()}</span> <code>{path}</code>
       </h3>
-      {op.summary ? <p>{String(op.summary)}</p> : null}
-      {op.description && op.description !== op.summary ? <p>{String(op.description)}</p> : null}
+      {op.summary ? <p>{inlineCode(String(op.summary))}</p> : null}
+      {op.description && op.description !== op.summary ? <p>{inlineCode(String(op.description))}</p> : null}
       {op.operationId ? (
         <p class="fy-muted">
           Operation <code>{String(op.operationId)}</code>
@@ -89,7 +101,7 @@ function OperationView(props: { operation: Operation; components: Json }): VNode
                   {p.required ? <span class="fy-api-required"> required</span> : null}
                 </dt>
                 {p.description || p.schema?.description ? (
-                  <dd>{String(p.description ?? p.schema.description)}</dd>
+                  <dd>{inlineCode(String(p.description ?? p.schema.description))}</dd>
                 ) : null}
               </div>
             ))}
@@ -113,7 +125,7 @@ function OperationView(props: { operation: Operation; components: Json }): VNode
             <dt>
               <code>{status}</code>
             </dt>
-            <dd>{String((response as Json).description ?? "")}</dd>
+            <dd>{inlineCode(String((response as Json).description ?? ""))}</dd>
           </div>
         ))}
       </dl>
@@ -147,7 +159,7 @@ export function renderApiReference(doc: Json): string {
       <h1>{String(doc.info?.title ?? "API reference")}</h1>
       <section class="fy-card" aria-labelledby="api-intro">
         <h2 id="api-intro">About</h2>
-        {doc.info?.description ? <p>{String(doc.info.description)}</p> : null}
+        {doc.info?.description ? <p>{inlineCode(String(doc.info.description))}</p> : null}
         <p>
           Version {String(doc.info?.version ?? "")}. Machine-readable document:{" "}
           <a href="/v1/openapi.json">/v1/openapi.json</a> (OpenAPI {String(doc.openapi ?? "3")}).
