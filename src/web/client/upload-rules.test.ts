@@ -1,8 +1,20 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { bytesOf } from "../../../test/helpers/media.js";
+import { clientCatalogue } from "../../shared/i18n/i18n.js";
+import { setPageMessages } from "./messages.js";
 import { sha256Hex, sha256InScript } from "./sha256.js";
-import { fingerprintOf, isUnfinishedUploadOf, type ServerUpload, unfinishedNotice } from "./upload-rules.js";
+import {
+  fingerprintOf,
+  formatBytes,
+  isUnfinishedUploadOf,
+  refusal,
+  type ServerUpload,
+  unfinishedNotice,
+} from "./upload-rules.js";
+
+// Pages carry their messages in a data block; these tests run without a page, in English.
+setPageMessages({ locale: "en", format: "en-GB", messages: clientCatalogue("en") });
 
 const nodeSha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 
@@ -97,5 +109,23 @@ describe("the notice about unfinished uploads", () => {
     expect(unfinishedNotice([upload("a.zip", [1], 5), upload("b.pdf", [2, 3], 3)])).toBe(
       "Unfinished earlier uploads: a.zip (1 of 5 parts), b.pdf (2 of 3 parts). Choose those same files again to finish them, or remove them, then submit.",
     );
+  });
+
+  it("speaks the page's language, sizes included", () => {
+    try {
+      setPageMessages({ locale: "fr", format: "fr-FR", messages: clientCatalogue("fr") });
+      expect(unfinishedNotice([upload("a.zip", [1, 2], 5)])).toBe(
+        "Envoi précédent inachevé : a.zip (2 parties sur 5). Choisissez à nouveau ce même fichier pour le terminer, ou supprimez-le, puis validez.",
+      );
+      expect(formatBytes(1_500_000)).toBe("1,5 Mo");
+      expect(
+        refusal(
+          { name: "x.exe", size: 10 },
+          { base: "", csrf: "", chunkBytes: 1, maxFileBytes: 9, extensions: ["pdf"] },
+        ),
+      ).toBe("x.exe n’est pas accepté : les types acceptés sont pdf.");
+    } finally {
+      setPageMessages({ locale: "en", format: "en-GB", messages: clientCatalogue("en") });
+    }
   });
 });

@@ -212,14 +212,14 @@ export const en = {
   "client.connectionLost": "Connection lost. Retrying…",
   "client.connectionRestored": "Connection restored. Uploading {name}…",
   "client.overall":
-    "{done, number} of {count, plural, one {# file} other {# files}} uploaded · {sent} of {total} ({percent, number}%)",
+    "{done, plural, other {#}} of {count, plural, one {# file} other {# files}} uploaded · {sent} of {total} ({percent, number}%)",
   "client.speed": "{rate}/s",
   "client.secondsLeft": "about {count, plural, one {# second} other {# seconds}} left",
   "client.minutesLeft": "about {count, plural, one {# minute} other {# minutes}} left",
   "client.hoursLeft": "about {count, plural, one {# hour} other {# hours}} left",
   "client.unfinishedRow":
-    "Unfinished ({received, number} of {total, plural, one {# part} other {# parts}}). Choose this file again to continue.",
-  "client.unfinishedItem": "{name} ({received, number} of {total, plural, one {# part} other {# parts}})",
+    "Unfinished ({received, plural, other {#}} of {total, plural, one {# part} other {# parts}}). Choose this file again to continue.",
+  "client.unfinishedItem": "{name} ({received, plural, other {#}} of {total, plural, one {# part} other {# parts}})",
   "client.unfinishedNotice":
     "{count, plural, one {Unfinished earlier upload: {list}. Choose that same file again to finish it, or remove it, then submit.} other {Unfinished earlier uploads: {list}. Choose those same files again to finish them, or remove them, then submit.}}",
   "client.duplicate": "{name} is already in the list: a file is added only once.",

@@ -220,14 +220,14 @@ export const es: Catalogue = {
   "client.connectionLost": "Conexión perdida. Reintentando…",
   "client.connectionRestored": "Conexión restablecida. Subiendo {name}…",
   "client.overall":
-    "{done, number} de {count, plural, one {# archivo subido} other {# archivos subidos}} · {sent} de {total} ({percent, number} %)",
+    "{done, plural, other {#}} de {count, plural, one {# archivo subido} other {# archivos subidos}} · {sent} de {total} ({percent, number} %)",
   "client.speed": "{rate}/s",
   "client.secondsLeft": "{count, plural, one {queda # segundo} other {quedan unos # segundos}}",
   "client.minutesLeft": "{count, plural, one {queda # minuto} other {quedan unos # minutos}}",
   "client.hoursLeft": "{count, plural, one {queda # hora} other {quedan unas # horas}}",
   "client.unfinishedRow":
-    "Sin terminar ({received, number} de {total, plural, one {# parte} other {# partes}}). Vuelva a elegir este archivo para continuar.",
-  "client.unfinishedItem": "{name} ({received, number} de {total, plural, one {# parte} other {# partes}})",
+    "Sin terminar ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}}). Vuelva a elegir este archivo para continuar.",
+  "client.unfinishedItem": "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
   "client.unfinishedNotice":
     "{count, plural, one {Subida anterior sin terminar: {list}. Vuelva a elegir ese mismo archivo para terminarla, o elimínela, y después envíe.} other {Subidas anteriores sin terminar: {list}. Vuelva a elegir esos mismos archivos para terminarlas, o elimínelas, y después envíe.}}",
   "client.duplicate": "{name} ya está en la lista: cada archivo se añade una sola vez.",

@@ -220,15 +220,15 @@ export const fr: Catalogue = {
   "client.connectionLost": "Connexion perdue. Nouvel essai…",
   "client.connectionRestored": "Connexion rétablie. Envoi de {name}…",
   "client.overall":
-    "{done, number} {count, plural, one {fichier envoyé sur #} other {fichiers envoyés sur #}} · {sent} sur {total} ({percent, number} %)",
+    "{done, plural, one {# fichier envoyé} other {# fichiers envoyés}} sur {count, plural, other {#}} · {sent} sur {total} ({percent, number} %)",
   "client.speed": "{rate}/s",
   "client.secondsLeft": "environ {count, plural, one {# seconde restante} other {# secondes restantes}}",
   "client.minutesLeft": "environ {count, plural, one {# minute restante} other {# minutes restantes}}",
   "client.hoursLeft": "environ {count, plural, one {# heure restante} other {# heures restantes}}",
   "client.unfinishedRow":
-    "Inachevé ({received, number} {total, plural, one {partie sur #} other {parties sur #}}). Choisissez à nouveau ce fichier pour continuer.",
+    "Inachevé ({received, plural, one {# partie} other {# parties}} sur {total, plural, other {#}}). Choisissez à nouveau ce fichier pour continuer.",
   "client.unfinishedItem":
-    "{name} ({received, number} {total, plural, one {partie sur #} other {parties sur #}})",
+    "{name} ({received, plural, one {# partie} other {# parties}} sur {total, plural, other {#}})",
   "client.unfinishedNotice":
     "{count, plural, one {Envoi précédent inachevé : {list}. Choisissez à nouveau ce même fichier pour le terminer, ou supprimez-le, puis validez.} other {Envois précédents inachevés : {list}. Choisissez à nouveau ces mêmes fichiers pour les terminer, ou supprimez-les, puis validez.}}",
   "client.duplicate": "{name} est déjà dans la liste : un fichier n’est ajouté qu’une fois.",

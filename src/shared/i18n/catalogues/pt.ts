@@ -222,14 +222,14 @@ export const pt: Catalogue = {
   "client.connectionLost": "Conexão perdida. Tentando de novo…",
   "client.connectionRestored": "Conexão restabelecida. Enviando {name}…",
   "client.overall":
-    "{done, number} de {count, plural, one {# arquivo enviado} other {# arquivos enviados}} · {sent} de {total} ({percent, number}%)",
+    "{done, plural, other {#}} de {count, plural, one {# arquivo enviado} other {# arquivos enviados}} · {sent} de {total} ({percent, number}%)",
   "client.speed": "{rate}/s",
   "client.secondsLeft": "{count, plural, one {falta cerca de # segundo} other {faltam cerca de # segundos}}",
   "client.minutesLeft": "{count, plural, one {falta cerca de # minuto} other {faltam cerca de # minutos}}",
   "client.hoursLeft": "{count, plural, one {falta cerca de # hora} other {faltam cerca de # horas}}",
   "client.unfinishedRow":
-    "Incompleto ({received, number} de {total, plural, one {# parte} other {# partes}}). Escolha este arquivo de novo para continuar.",
-  "client.unfinishedItem": "{name} ({received, number} de {total, plural, one {# parte} other {# partes}})",
+    "Incompleto ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}}). Escolha este arquivo de novo para continuar.",
+  "client.unfinishedItem": "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
   "client.unfinishedNotice":
     "{count, plural, one {Envio anterior incompleto: {list}. Escolha esse mesmo arquivo de novo para terminá-lo, ou remova-o, e depois conclua.} other {Envios anteriores incompletos: {list}. Escolha esses mesmos arquivos de novo para terminá-los, ou remova-os, e depois conclua.}}",
   "client.duplicate": "{name} já está na lista: cada arquivo é adicionado uma só vez.",
