@@ -443,7 +443,7 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     // While it runs, the overall line tells the speed and the time left.
     await page
       .locator("#overall-text")
-      .filter({ hasText: /B\/s · about \d+ (s|min|h) left$/ })
+      .filter({ hasText: /B\/s · about \d+ (seconds?|minutes?|hours?) left$/ })
       .waitFor();
     await eventually(() => before.length >= 4, 60_000);
     reloaded = true;
