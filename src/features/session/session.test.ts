@@ -114,6 +114,28 @@ async function open(s: SessionRecipient) {
   return { b, page };
 }
 
+describe("the session page in the reader's language", () => {
+  it("follows the browser's language and hides the received heading of a pull card until a file arrives", async () => {
+    const { ana, pull } = await p2Session();
+    const b = new PageBrowser(h.t, ana.base);
+    const page = await b.get("", { "accept-language": "es-ES,es;q=0.9" });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<html lang="es" dir="ltr">');
+    expect(page.body).toContain("Mensaje para el remitente (opcional)");
+    expect(page.body).toContain('<span class="fy-badge fy-badge-pending">Abierto</span>');
+    expect(page.body).toContain("Descargar todo (zip)");
+    // No file received yet: the heading is there for the page script, hidden, so the reply box
+    // does not sit under an empty "Received (0)".
+    expect(page.body).toMatch(
+      new RegExp(
+        `<h3 class="fy-muted" id="received-heading-${pull.id}" data-role="received-heading" hidden>`,
+      ),
+    );
+    const json = await b.json("GET", "chat");
+    expect(json.statusCode).toBe(200);
+  });
+});
+
 describe("session links", () => {
   it("answers unknown, malformed, deleted and inactive links with the same 404 page", async () => {
     const { ana, ben } = await p2Session();
