@@ -292,8 +292,8 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
  * The chat: new entries after the ones the page shows (polled by the page's script), and the
  * recipient's reply (a form post answered with a redirect, or the script's JSON call).
  */
-function registerChat(app: Router, deps: { kit: SessionPages; twoFactor: TwoFactorService }): void {
-  const { kit, twoFactor } = deps;
+function registerChat(app: Router, deps: { kit: SessionPages }): void {
+  const { kit } = deps;
   const { sessions } = kit.deps;
 
   /** The session of a chat call, unlocked and with a chat; 404 otherwise (JSON). */

@@ -231,7 +231,8 @@ export const de: Catalogue = {
   "client.hoursLeft": "noch etwa {count, plural, one {# Stunde} other {# Stunden}}",
   "client.unfinishedRow":
     "Unvollständig ({received, plural, other {#}} von {total, plural, one {# Teil} other {# Teilen}}). Wählen Sie diese Datei erneut aus, um fortzufahren.",
-  "client.unfinishedItem": "{name} ({received, plural, other {#}} von {total, plural, one {# Teil} other {# Teilen}})",
+  "client.unfinishedItem":
+    "{name} ({received, plural, other {#}} von {total, plural, one {# Teil} other {# Teilen}})",
   "client.unfinishedNotice":
     "{count, plural, one {Unvollständiger früherer Upload: {list}. Wählen Sie dieselbe Datei erneut aus, um ihn abzuschließen, oder entfernen Sie ihn, und senden Sie dann ab.} other {Unvollständige frühere Uploads: {list}. Wählen Sie dieselben Dateien erneut aus, um sie abzuschließen, oder entfernen Sie sie, und senden Sie dann ab.}}",
   "client.duplicate": "{name} ist bereits in der Liste: Jede Datei wird nur einmal hinzugefügt.",

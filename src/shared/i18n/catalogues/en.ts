@@ -219,7 +219,8 @@ export const en = {
   "client.hoursLeft": "about {count, plural, one {# hour} other {# hours}} left",
   "client.unfinishedRow":
     "Unfinished ({received, plural, other {#}} of {total, plural, one {# part} other {# parts}}). Choose this file again to continue.",
-  "client.unfinishedItem": "{name} ({received, plural, other {#}} of {total, plural, one {# part} other {# parts}})",
+  "client.unfinishedItem":
+    "{name} ({received, plural, other {#}} of {total, plural, one {# part} other {# parts}})",
   "client.unfinishedNotice":
     "{count, plural, one {Unfinished earlier upload: {list}. Choose that same file again to finish it, or remove it, then submit.} other {Unfinished earlier uploads: {list}. Choose those same files again to finish them, or remove them, then submit.}}",
   "client.duplicate": "{name} is already in the list: a file is added only once.",

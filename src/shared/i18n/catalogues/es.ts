@@ -227,7 +227,8 @@ export const es: Catalogue = {
   "client.hoursLeft": "{count, plural, one {queda # hora} other {quedan unas # horas}}",
   "client.unfinishedRow":
     "Sin terminar ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}}). Vuelva a elegir este archivo para continuar.",
-  "client.unfinishedItem": "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
+  "client.unfinishedItem":
+    "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
   "client.unfinishedNotice":
     "{count, plural, one {Subida anterior sin terminar: {list}. Vuelva a elegir ese mismo archivo para terminarla, o elimínela, y después envíe.} other {Subidas anteriores sin terminar: {list}. Vuelva a elegir esos mismos archivos para terminarlas, o elimínelas, y después envíe.}}",
   "client.duplicate": "{name} ya está en la lista: cada archivo se añade una sola vez.",

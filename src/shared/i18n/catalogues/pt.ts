@@ -229,7 +229,8 @@ export const pt: Catalogue = {
   "client.hoursLeft": "{count, plural, one {falta cerca de # hora} other {faltam cerca de # horas}}",
   "client.unfinishedRow":
     "Incompleto ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}}). Escolha este arquivo de novo para continuar.",
-  "client.unfinishedItem": "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
+  "client.unfinishedItem":
+    "{name} ({received, plural, other {#}} de {total, plural, one {# parte} other {# partes}})",
   "client.unfinishedNotice":
     "{count, plural, one {Envio anterior incompleto: {list}. Escolha esse mesmo arquivo de novo para terminá-lo, ou remova-o, e depois conclua.} other {Envios anteriores incompletos: {list}. Escolha esses mesmos arquivos de novo para terminá-los, ou remova-os, e depois conclua.}}",
   "client.duplicate": "{name} já está na lista: cada arquivo é adicionado uma só vez.",
