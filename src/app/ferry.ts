@@ -175,7 +175,14 @@ export async function createFerry(
     retentionDays: config.AUDIT_RETENTION_DAYS,
   });
   const writer = audit.service.writer;
-  const auth = createAuthFeature({ ...base, keyRing, audit: writer, rateLimiter });
+  const auth = createAuthFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    rateLimiter,
+    redis,
+    onError: (err) => logger.warn({ err: err.message }, "redis revocation channel error"),
+  });
   const accounts = auth.service.accounts;
   const records = createRequestRecords(database);
   const containerRecords = createContainerRecords(clock);
@@ -360,6 +367,7 @@ export async function createFerry(
       await blobStore.close();
       await notifications.service.close();
       await renderer.close();
+      auth.service.close();
       redis?.disconnect();
       await database.destroy();
     },
