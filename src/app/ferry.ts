@@ -173,6 +173,7 @@ export async function createFerry(
     jobs,
     keyRing,
     retentionDays: config.AUDIT_RETENTION_DAYS,
+    exactCountLimit: config.AUDIT_EXACT_COUNT_LIMIT,
   });
   const writer = audit.service.writer;
   const auth = createAuthFeature({

@@ -501,6 +501,12 @@ export const settings = {
     example: "0",
     parse: int(0, 0, 36_500),
   },
+  AUDIT_EXACT_COUNT_LIMIT: {
+    group: "audit",
+    doc: "Log search with two or more filters: total_pages is exact while the narrowest filter matches at most this many entries, estimated above (marked total_pages_estimated).",
+    example: "10000",
+    parse: int(10_000, 1, 1_000_000),
+  },
   // recipient pages
   RECIPIENT_RATE_LIMIT_PER_IP: {
     group: "recipient",
