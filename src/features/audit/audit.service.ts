@@ -189,6 +189,9 @@ export function readFilters(query: LogSearchQuery): AuditFilters {
  */
 export const EXACT_COUNT_LIMIT = 10_000;
 
+/** Entries of the lead filter read to estimate a count above the limit (±1–2 % for common mixes). */
+const ESTIMATE_SAMPLE = 2_000;
+
 /** How many entries a search holds, and whether that number is an estimate. */
 interface MatchCount {
   count: number;
@@ -217,8 +220,8 @@ async function countOneFilter(
 
 /**
  * Several exact filters: each filter's own count comes from its ordinals; the narrowest one leads.
- * Its newest `limit` + 1 entries are read and checked against the other filters: exact when
- * that covers all of them, otherwise the matching share of that sample scaled to the lead's count.
+ * When it has at most `limit` entries, all are read and checked against the other filters (exact);
+ * otherwise its newest ESTIMATE_SAMPLE entries are, and their matching share scales its count.
  */
 async function countSeveralFilters(
   db: Executor,
@@ -234,8 +237,10 @@ async function countSeveralFilters(
   });
   const leadCount = counts[lead] as number;
   if (leadCount === 0) return { count: 0, estimated: false };
-  const { sampled, matched } = await sampleMatches(db, scope, columns[lead]!, limit + 1);
-  if (sampled <= limit) return { count: matched, estimated: false };
+  // Within the limit every entry of the lead filter is read (exact); above it, a sample will do.
+  const size = leadCount <= limit ? limit + 1 : Math.min(limit + 1, ESTIMATE_SAMPLE);
+  const { sampled, matched } = await sampleMatches(db, scope, columns[lead]!, size);
+  if (sampled < size) return { count: matched, estimated: false };
   return { count: Math.round((leadCount * matched) / sampled), estimated: true };
 }
 
