@@ -8,7 +8,7 @@ import {
   type TestApp,
 } from "../../../test/helpers/app.js";
 
-const REDIS_URL = "redis://127.0.0.1:6379";
+const REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const open: TestApp[] = [];
 afterEach(async () => {
