@@ -55,10 +55,11 @@ export class ApplicationCache {
   }
 
   /**
-   * After application `id` is revoked in the database: drops it here and tells every other node.
-   * Throws when other nodes could not be told (the caller reports the revocation as not confirmed).
+   * After application `id` changed in the database (revoked; any future change of its scopes
+   * too): drops it here and tells every other node. Throws when other nodes could not be told (the
+   * caller reports the change as not confirmed).
    */
-  async revoked(id: number): Promise<void> {
+  async changed(id: number): Promise<void> {
     this.entries.delete(id);
     await this.guard?.announce(id);
   }

@@ -109,7 +109,7 @@ export class AuthService {
     const ok = await revokeApplicationRow(this.database.db, id, this.now());
     if (!ok) throw new AppError("RESOURCE_NOT_FOUND", `No active application with id ${id}.`);
     for (const [token, claims] of this.verified) if (claims.app_id === id) this.verified.delete(token);
-    await this.applications.revoked(id).catch(() => {
+    await this.applications.changed(id).catch(() => {
       throw new AppError(
         "SERVICE_UNAVAILABLE",
         `Application ${id} is revoked, but Redis did not confirm that other nodes were told.`,
