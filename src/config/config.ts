@@ -197,7 +197,7 @@ export const settings = {
   },
   REDIS_URL: {
     group: "database",
-    doc: "redis://host:6379 to share rate-limit counters and application revocations between nodes (cached applications: ADR 0036); unset, rate limits count in memory and on PostgreSQL every call reads its application.",
+    doc: "redis://host:6379 to share rate-limit counters and, on PostgreSQL, application revocations between nodes (ADR 0036); unset, rate limits count in memory and on PostgreSQL every call reads its application.",
     parse: url(["redis:", "rediss:"]),
   },
   // security

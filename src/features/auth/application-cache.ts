@@ -117,8 +117,8 @@ function redisGuard(
 }
 
 /**
- * SQLite without Redis (one serving process): SQLite's data_version changes when another
- * connection (the `ferry` CLI, a worker process) commits, which drops every entry.
+ * SQLite: its data_version changes when another connection (another `ferry serve`, the `ferry` CLI,
+ * a worker process) commits, which drops every entry.
  */
 function sqliteGuard(externalChanges: () => number | undefined): FreshnessGuard {
   return {
@@ -132,20 +132,22 @@ function sqliteGuard(externalChanges: () => number | undefined): FreshnessGuard 
 }
 
 /**
- * Builds the cache for this deployment: Redis guard when Redis is configured; SQLite's own change
- * counter otherwise; no caching on PostgreSQL without Redis (nothing shared says another node revoked).
+ * Builds the cache for this deployment. SQLite: its own change counter (every process that can
+ * revoke shares the database file on this machine, and reading the counter costs less than a Redis
+ * round trip). PostgreSQL with Redis: the shared Redis counter. PostgreSQL without Redis: no caching
+ * (nothing shared says another node revoked).
  */
 export function createApplicationCache(
   database: Database,
   redis: Redis | undefined,
   onError: (err: Error) => void = () => {},
 ): ApplicationCache {
+  if (database.externalChanges) return new ApplicationCache(sqliteGuard(database.externalChanges));
   if (redis) {
     const guard = redisGuard(redis, onError);
     const cache = new ApplicationCache(guard);
     guard.onRevoked((id) => cache.dropLocal(id));
     return cache;
   }
-  if (database.externalChanges) return new ApplicationCache(sqliteGuard(database.externalChanges));
   return new ApplicationCache(undefined);
 }
