@@ -1,7 +1,9 @@
 /**
  * Requests: create-request and get-request throughput as ratios to the bare route, then
  * list latency for page 1 and page 500 with REQUESTS_BENCH_ROWS (default 100,000) requests in one
- * account, with the query plans of the list and count queries.
+ * account, with the query plans of the list and count queries. REQUESTS_BENCH_ROWS=0 measures only
+ * the throughputs; BENCH_REDIS_URL runs the server with that REDIS_URL (cached applications on
+ * PostgreSQL: ADR 0036).
  */
 import { sql } from "kysely";
 import { createDatabase, type Database, databaseOptionsFromConfig } from "../src/db/database.js";
@@ -97,7 +99,9 @@ async function seed(database: Database, accountId: number, count: number): Promi
 export const requestsBench: BenchModule = {
   name: "requests",
   async run(ctx) {
-    const ferry = await startBenchFerry();
+    const ferry = await startBenchFerry(
+      process.env.BENCH_REDIS_URL ? { REDIS_URL: process.env.BENCH_REDIS_URL } : {},
+    );
     const database = createDatabase(
       databaseOptionsFromConfig({
         DATABASE_URL: ferry.env.DATABASE_URL,
@@ -123,6 +127,7 @@ export const requestsBench: BenchModule = {
       });
       report("GET /v1/request/{id}/", getRps, "req/s", bare);
 
+      if (ROWS === 0) return;
       const account = await database.db
         .selectFrom("accounts")
         .select("id")

@@ -173,9 +173,17 @@ export async function createFerry(
     jobs,
     keyRing,
     retentionDays: config.AUDIT_RETENTION_DAYS,
+    exactCountLimit: config.AUDIT_EXACT_COUNT_LIMIT,
   });
   const writer = audit.service.writer;
-  const auth = createAuthFeature({ ...base, keyRing, audit: writer, rateLimiter });
+  const auth = createAuthFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    rateLimiter,
+    redis,
+    onError: (err) => logger.warn({ err: err.message }, "redis revocation channel error"),
+  });
   const accounts = auth.service.accounts;
   const records = createRequestRecords(database);
   const containerRecords = createContainerRecords(clock);
@@ -361,6 +369,7 @@ export async function createFerry(
       await blobStore.close();
       await notifications.service.close();
       await renderer.close();
+      auth.service.close();
       redis?.disconnect();
       await database.destroy();
     },

@@ -197,7 +197,7 @@ export const settings = {
   },
   REDIS_URL: {
     group: "database",
-    doc: "redis://host:6379 to share rate-limit counters between nodes; unset keeps them in memory.",
+    doc: "redis://host:6379 to share rate-limit counters and, on PostgreSQL, application revocations between nodes (ADR 0036); unset, rate limits count in memory and on PostgreSQL every call reads its application.",
     parse: url(["redis:", "rediss:"]),
   },
   // security
@@ -500,6 +500,12 @@ export const settings = {
     doc: "Delete audit entries older than this many days (hourly worker job; the hash chain stays verifiable from a checkpoint). 0 keeps every entry.",
     example: "0",
     parse: int(0, 0, 36_500),
+  },
+  AUDIT_EXACT_COUNT_LIMIT: {
+    group: "audit",
+    doc: "Log search with two or more filters: total_pages is exact while the narrowest filter matches at most this many entries, estimated above (marked total_pages_estimated).",
+    example: "10000",
+    parse: int(10_000, 1, 1_000_000),
   },
   // recipient pages
   RECIPIENT_RATE_LIMIT_PER_IP: {

@@ -4,6 +4,7 @@ import SQLite from "better-sqlite3";
 import {
   type CompiledQuery,
   Kysely,
+  type KyselyConfig,
   NoResultError,
   PostgresDialect,
   type SqliteDatabase,
@@ -28,6 +29,12 @@ export interface Database {
    * their execution; `name` must identify the SQL text.
    */
   runPrepared?(name: string, query: CompiledQuery): Promise<{ rowCount: number }>;
+  /**
+   * SQLite only: a number that changes whenever another connection (another process) committed to
+   * the database since the last call (PRAGMA data_version); undefined while this connection is inside
+   * a transaction, whose snapshot may predate such a commit. Costs no I/O.
+   */
+  externalChanges?(): number | undefined;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -44,7 +51,18 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 /** Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed). */
-export type DatabaseOptions = { postgresUrl: string; poolSize?: number } | { sqlitePath: string };
+export type DatabaseOptions = ({ postgresUrl: string; poolSize?: number } | { sqlitePath: string }) & {
+  /** Called with the SQL of every statement Kysely runs (tests count statements with it). */
+  onQuery?: (sql: string) => void;
+};
+
+function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
+  const onQuery = options.onQuery;
+  if (!onQuery) return undefined;
+  return (event) => {
+    if (event.level === "query") onQuery(event.query.sql);
+  };
+}
 
 /**
  * Opens the database. SQLite runs in WAL mode with foreign keys on and a busy timeout;
@@ -55,7 +73,7 @@ export function createDatabase(options: DatabaseOptions): Database {
     const pool = new pg.Pool({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: queryLog(options) });
     return {
       db,
       dialect: "postgres",
@@ -72,8 +90,17 @@ export function createDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 10000");
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: "sqlite", destroy: () => db.destroy() };
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    log: queryLog(options),
+  });
+  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
+  return {
+    db,
+    dialect: "sqlite",
+    externalChanges: () => (sqlite.inTransaction ? undefined : (dataVersion.get() as number)),
+    destroy: () => db.destroy(),
+  };
 }
 
 /**

@@ -26,9 +26,26 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string } = {},
+  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string; onQuery?: (sql: string) => void } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
+  return buildTestApp(database, env, options, async () => database.drop());
+}
+
+/**
+ * A second node of `t`: its own Ferry, connections and server over the same database and data
+ * directory (keys), with `env` over the usual settings. Closing it leaves the database to `t`.
+ */
+export async function createPeerApp(t: TestApp, env: Record<string, string> = {}): Promise<TestApp> {
+  return buildTestApp(t.database, env, {}, async () => {});
+}
+
+async function buildTestApp(
+  database: TestDatabase,
+  env: Record<string, string>,
+  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string; onQuery?: (sql: string) => void },
+  drop: () => Promise<void>,
+): Promise<TestApp> {
   const config = loadConfig({
     PUBLIC_BASE_URL: "http://ferry.test",
     RATE_LIMIT_PER_APPLICATION: "100000",
@@ -38,7 +55,7 @@ export async function createTestApp(
     ...env,
   });
   const clock = new FixedClock(env.TEST_CLOCK_START ?? "2026-01-15T10:00:00.000Z");
-  const db = createDatabase(databaseOptionsFromConfig(config));
+  const db = createDatabase({ ...databaseOptionsFromConfig(config), onQuery: options.onQuery });
   await migrateToLatest(db.db);
   const ferry = await createFerry(config, db, {
     clock,
@@ -55,7 +72,7 @@ export async function createTestApp(
     async close() {
       await app.close();
       await ferry.close();
-      await database.drop();
+      await drop();
     },
   };
 }

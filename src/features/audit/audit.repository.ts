@@ -109,6 +109,51 @@ export async function countEntries(ex: Executor, scope: AuditSearchScope): Promi
   return Number(row.n);
 }
 
+/**
+ * Reads the newest `size` entries of the scope's `lead` filter alone (its index, in seq order) and
+ * counts how many of them also match the scope's other filters: `sampled` is how many were read
+ * (fewer than `size` means every entry of the lead filter was read, so `matched` is exact).
+ */
+export async function sampleMatches(
+  ex: Executor,
+  scope: AuditSearchScope,
+  lead: keyof AuditFilters,
+  size: number,
+): Promise<{ sampled: number; matched: number }> {
+  const row = await compiledSample(ex, scope, lead, size).executeTakeFirstOrThrow();
+  return { sampled: Number(row.sampled), matched: Number(row.matched ?? 0) };
+}
+
+function compiledSample(ex: Executor, scope: AuditSearchScope, lead: keyof AuditFilters, size: number) {
+  const others = (Object.entries(scope.filters) as [keyof AuditFilters, string | undefined][]).filter(
+    ([column, value]) => column !== lead && value !== undefined,
+  ) as [keyof AuditFilters, string][];
+  const leadScope: AuditSearchScope = { ...scope, filters: { [lead]: scope.filters[lead] } };
+  const sample = scoped(ex, leadScope)
+    .select(others.map(([column]) => column))
+    .orderBy("seq", "desc")
+    .limit(size)
+    .as("sample");
+  return ex.selectFrom(sample).select((eb) => [
+    eb.fn.countAll<number>().as("sampled"),
+    eb.fn
+      .sum<number | null>(
+        eb
+          .case()
+          .when(eb.and(others.map(([column, value]) => eb(eb.ref(`sample.${column}`), "=", value))))
+          .then(1)
+          .else(0)
+          .end(),
+      )
+      .as("matched"),
+  ]);
+}
+
+/** The SQL and parameters of sampleMatches (for printing query plans in benchmarks). */
+export function compileSample(ex: Executor, scope: AuditSearchScope, lead: keyof AuditFilters, size: number) {
+  return compiledSample(ex, scope, lead, size).compile();
+}
+
 /** The SQL and parameters of the search query (for printing query plans in benchmarks). */
 export function compileSearch(ex: Executor, scope: AuditSearchScope, limit: number, offset: number) {
   return scoped(ex, scope).selectAll().orderBy("seq", "desc").limit(limit).offset(offset).compile();

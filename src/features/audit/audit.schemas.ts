@@ -102,7 +102,16 @@ export const LogSearchResponseSchema = Type.Object(
     next_marker: Type.Union([MarkerSchema, Type.Null()], {
       description: "Pass back as `marker` to continue after the last entry returned; null at the end.",
     }),
-    total_pages: Type.Integer({ description: "Pages of page_size from the marker (or the newest entry)." }),
+    total_pages: Type.Integer({
+      description:
+        "Pages of page_size from the marker (or the newest entry). An estimate when total_pages_estimated is present.",
+    }),
+    total_pages_estimated: Type.Optional(
+      Type.Boolean({
+        description:
+          "Present and true only when total_pages is an estimate: two or more filters whose narrowest matches more than 10,000 entries. Pages and markers still reach every entry.",
+      }),
+    ),
     page_size: Type.Integer({
       description:
         "Entries per page used for this answer: the page_size asked for, or 100 when more was asked.",

@@ -11,6 +11,7 @@ import {
   countEntries,
   findOrdinal,
   ORDINAL_COLUMNS,
+  sampleMatches,
   searchEntries,
 } from "./audit.repository.js";
 
@@ -107,6 +108,8 @@ export function readScopeExtras(
 export interface LogSearchResult {
   next_marker: Marker | null;
   total_pages: number;
+  /** Present (true) only when total_pages is an estimate (several filters over many entries). */
+  total_pages_estimated?: true;
   /** Entries per page used (page_size above 100 answers 100). */
   page_size: number;
   results: LogEntry[];
@@ -181,39 +184,107 @@ export function readFilters(query: LogSearchQuery): AuditFilters {
 }
 
 /**
+ * Default of AUDIT_EXACT_COUNT_LIMIT: above this many entries of a search's narrowest filter, a
+ * search with several filters gets an estimated `total_pages` (ADR 0037); at or below, exact.
+ */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+/** Entries of the lead filter read to estimate a count above the limit (±1–2 % for common mixes). */
+const ESTIMATE_SAMPLE = 2_000;
+
+/** How many entries a search holds, and whether that number is an estimate. */
+interface MatchCount {
+  count: number;
+  estimated: boolean;
+}
+
+/**
+ * Entries of one filter alone in `scope` (seq ≤ maxSeq), from its ordinals: newest − oldest + 1.
+ * Undefined when an entry has no ordinal (inserted behind the writer's back).
+ */
+async function countOneFilter(
+  db: Executor,
+  scope: AuditSearchScope,
+  column: keyof AuditFilters,
+): Promise<number | undefined> {
+  const alone: AuditSearchScope = { ...scope, filters: { [column]: scope.filters[column] } };
+  const ordinal = ORDINAL_COLUMNS[column];
+  const [newest, oldest] = await Promise.all([
+    findOrdinal(db, alone, ordinal, "newest"),
+    findOrdinal(db, alone, ordinal, "oldest"),
+  ]);
+  if (newest === undefined) return 0;
+  if (newest < 1 || oldest === undefined || oldest < 1 || newest < oldest) return undefined;
+  return newest - oldest + 1;
+}
+
+/**
+ * Several exact filters: each filter's own count comes from its ordinals; the narrowest one leads.
+ * When it has at most `limit` entries, all are read and checked against the other filters (exact);
+ * otherwise its newest ESTIMATE_SAMPLE entries are, and their matching share scales its count.
+ */
+async function countSeveralFilters(
+  db: Executor,
+  scope: AuditSearchScope,
+  limit: number,
+): Promise<MatchCount> {
+  const columns = Object.keys(scope.filters) as (keyof AuditFilters)[];
+  const counts = await Promise.all(columns.map((c) => countOneFilter(db, scope, c)));
+  if (counts.some((n) => n === undefined)) return { count: await countEntries(db, scope), estimated: false };
+  let lead = 0;
+  counts.forEach((n, i) => {
+    if ((n as number) < (counts[lead] as number)) lead = i;
+  });
+  const leadCount = counts[lead] as number;
+  if (leadCount === 0) return { count: 0, estimated: false };
+  // Within the limit every entry of the lead filter is read (exact); above it, a sample will do.
+  const size = leadCount <= limit ? limit + 1 : Math.min(limit + 1, ESTIMATE_SAMPLE);
+  const { sampled, matched } = await sampleMatches(db, scope, columns[lead]!, size);
+  if (sampled < size) return { count: matched, estimated: false };
+  return { count: Math.round((leadCount * matched) / sampled), estimated: true };
+}
+
+/**
  * How many entries `scope` holds, `first` being its entry at position `offset` (if any). Without
  * filters: from the chain's bounds. With one filter: newest ordinal − oldest ordinal + 1 of that
  * filter's column (entries with one value are numbered 1, 2, 3… and retention removes only the
  * oldest, so an intact chain numbers them contiguously; `ferry audit verify` checks the chain). With
- * several filters: a COUNT over one index range.
+ * several filters: see countSeveralFilters. With an entity or a time window: a COUNT over one range.
  */
 async function countMatches(
   db: Executor,
   scope: AuditSearchScope,
   first: AuditEntryRow | undefined,
   offset: number,
-): Promise<number> {
+  limit: number,
+): Promise<MatchCount> {
+  const exact = (count: number): MatchCount => ({ count, estimated: false });
   const columns = Object.keys(scope.filters) as (keyof AuditFilters)[];
   if (scope.relationKey !== undefined || scope.since !== undefined || scope.until !== undefined) {
-    return countEntries(db, scope);
+    return exact(await countEntries(db, scope));
   }
-  if (columns.length === 0) return countChainEntries(db, scope.accountId, scope.maxSeq);
+  if (columns.length === 0) return exact(await countChainEntries(db, scope.accountId, scope.maxSeq));
   const only = columns.length === 1 ? columns[0] : undefined;
-  if (only === undefined) return countEntries(db, scope);
-  if (!first && offset === 0) return 0;
+  if (only === undefined) return countSeveralFilters(db, scope, limit);
+  if (!first && offset === 0) return exact(0);
   const ordinal = ORDINAL_COLUMNS[only];
   const top = first ? Number(first[ordinal]) : await findOrdinal(db, scope, ordinal, "newest");
-  if (top === undefined) return 0;
+  if (top === undefined) return exact(0);
   const oldest = await findOrdinal(db, scope, ordinal, "oldest");
   const newest = first ? top + offset : top;
   // Entries stored without an ordinal (0: inserted behind the writer's back) are counted by rows.
-  if (top < 1 || oldest === undefined || oldest < 1 || newest < oldest) return countEntries(db, scope);
-  return newest - oldest + 1;
+  if (top < 1 || oldest === undefined || oldest < 1 || newest < oldest) {
+    return exact(await countEntries(db, scope));
+  }
+  return exact(newest - oldest + 1);
 }
 
 /** Searches an account's audit log (spec: Log endpoint). */
 export class AuditService {
-  constructor(private readonly database: Database) {}
+  constructor(
+    private readonly database: Database,
+    private readonly exactCountLimit = EXACT_COUNT_LIMIT,
+  ) {}
 
   /**
    * Entries of `accountId` matching every filter, newest first. `marker` (optional) starts the
@@ -233,16 +304,21 @@ export class AuditService {
     const scope: AuditSearchScope = { accountId, filters, maxSeq, ...readScopeExtras(query, filters) };
     const { db } = this.database;
     const rows = await searchEntries(db, scope, page.pageSize + 1, page.offset);
-    const count =
+    const { count, estimated } =
       rows.length <= page.pageSize && rows.length > 0
-        ? page.offset + rows.length // the last page: known from the rows read
-        : await countMatches(db, scope, rows[0], page.offset);
-    const totalPages = Math.max(1, Math.ceil(count / page.pageSize));
-    if (page.page > totalPages) throw new AppError("RESOURCE_NOT_FOUND", "Invalid page.");
+        ? { count: page.offset + rows.length, estimated: false } // the last page: known from the rows read
+        : await countMatches(db, scope, rows[0], page.offset, this.exactCountLimit);
     const next = rows.length > page.pageSize ? rows[page.pageSize] : undefined;
+    let totalPages = Math.max(1, Math.ceil(count / page.pageSize));
+    // An estimate never contradicts the rows read: this page exists, and so does the next one.
+    if (estimated && rows.length > 0) totalPages = Math.max(totalPages, page.page + (next ? 1 : 0));
+    if (page.page > totalPages || (estimated && rows.length === 0 && page.page > 1)) {
+      throw new AppError("RESOURCE_NOT_FOUND", "Invalid page.");
+    }
     return {
       next_marker: next ? presentMarker(next) : null,
       total_pages: totalPages,
+      ...(estimated ? { total_pages_estimated: true as const } : {}),
       page_size: page.pageSize,
       results: rows.slice(0, page.pageSize).map(presentLogEntry),
     };

@@ -37,11 +37,13 @@ export function createAuditFeature(deps: {
   jobs: JobQueue;
   keyRing: KeyRing;
   retentionDays: number;
+  /** See AUDIT_EXACT_COUNT_LIMIT (default 10,000). */
+  exactCountLimit?: number;
 }): Feature<AuditLog> {
   const { database, clock, jobs } = deps;
   const service: AuditLog = {
     writer: new AuditWriter(database, clock),
-    search: new AuditService(database),
+    search: new AuditService(database, deps.exactCountLimit),
     chain: new AuditChainService(database),
     anchors: new AuditAnchorService(database, deps.keyRing, clock),
     retention: new AuditRetentionService(database, clock, jobs, deps.retentionDays),

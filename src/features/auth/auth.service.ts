@@ -11,6 +11,7 @@ import { isLocale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import { AccountsService } from "./accounts.service.js";
+import { ApplicationCache } from "./application-cache.js";
 import {
   type AccountRow,
   type ApplicationRow,
@@ -63,6 +64,7 @@ export class AuthService {
     private readonly clock: Clock,
     private readonly keyRing: KeyRing,
     private readonly audit: AuditWriter,
+    private readonly applications: ApplicationCache = new ApplicationCache(undefined),
   ) {}
 
   private now(): string {
@@ -109,6 +111,17 @@ export class AuthService {
     const ok = await revokeApplicationRow(this.database.db, id, this.now());
     if (!ok) throw new AppError("RESOURCE_NOT_FOUND", `No active application with id ${id}.`);
     for (const [token, claims] of this.verified) if (claims.app_id === id) this.verified.delete(token);
+    await this.applications.changed(id).catch(() => {
+      throw new AppError(
+        "SERVICE_UNAVAILABLE",
+        `Application ${id} is revoked, but Redis did not confirm that other nodes were told.`,
+      );
+    });
+  }
+
+  /** Stops listening for other nodes' revocations (on shutdown). */
+  close(): void {
+    this.applications.close();
   }
 
   /** Lists applications (never their keys), optionally of one account. */
@@ -299,7 +312,8 @@ export class AuthService {
   }
 
   private async requireActiveApplication(claims: TokenClaims): Promise<ApplicationRow> {
-    const app = await findApplicationById(this.database.db, claims.app_id);
+    const { db } = this.database;
+    const app = await this.applications.get(claims.app_id, () => findApplicationById(db, claims.app_id));
     if (!app || app.revoked_at !== null || app.account_id !== claims.account_id) {
       throw new AppError("AUTHENTICATION_FAILURE", "The application of this token has been revoked.");
     }

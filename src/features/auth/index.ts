@@ -2,6 +2,7 @@
  * The auth feature: accounts, applications (hashed API keys, scopes) and JWT tokens (spec:
  * Authentication), with `ferry admin` commands.
  */
+import type { Redis } from "ioredis";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
@@ -9,6 +10,7 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import type { Clock } from "../../shared/clock.js";
 import { bindCommands, type Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
+import { createApplicationCache } from "./application-cache.js";
 import { adminCommands } from "./auth.commands.js";
 import { authRoutes } from "./auth.routes.js";
 import { AuthService } from "./auth.service.js";
@@ -26,8 +28,19 @@ export function createAuthFeature(deps: {
   keyRing: KeyRing;
   audit: AuditWriter;
   rateLimiter: RateLimiter;
+  /** Shared by every node when set: revocations are announced through it (ADR 0036). */
+  redis?: Redis | undefined;
+  onError?: (err: Error) => void;
 }): Feature<AuthService> {
-  const service = new AuthService(deps.database, deps.config, deps.clock, deps.keyRing, deps.audit);
+  const applications = createApplicationCache(deps.database, deps.redis, deps.onError);
+  const service = new AuthService(
+    deps.database,
+    deps.config,
+    deps.clock,
+    deps.keyRing,
+    deps.audit,
+    applications,
+  );
   return {
     service,
     routes: [

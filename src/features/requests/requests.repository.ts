@@ -1,6 +1,13 @@
 import type { Insertable, Selectable, Updateable } from "kysely";
-import type { Executor } from "../../db/database.js";
-import type { RequestsTable } from "../../db/schema.js";
+import type { Dialect, Executor } from "../../db/database.js";
+import { allColumns, jsonAggregation, parseJsonValue } from "../../db/json.js";
+import type {
+  ContactMethodsTable,
+  ContactsTable,
+  MediaTable,
+  RequestersTable,
+  RequestsTable,
+} from "../../db/schema.js";
 
 /** A request row. */
 export type RequestRow = Selectable<RequestsTable>;
@@ -434,4 +441,177 @@ export async function updateContainerRow(
 /** Deletes a container's shared row (its container rows, media and events cascade). */
 export async function deleteContainerRow(ex: Executor, id: number): Promise<void> {
   await ex.deleteFrom("requests").where("id", "=", id).where("kind", "=", "container").execute();
+}
+
+const contactColumns = allColumns<ContactsTable>()([
+  "id",
+  "account_id",
+  "first_name",
+  "last_name",
+  "created",
+  "updated",
+]);
+const methodColumns = allColumns<ContactMethodsTable>()([
+  "id",
+  "account_id",
+  "contact_id",
+  "interface_class",
+  "value",
+  "created",
+  "updated",
+]);
+const requesterColumns = allColumns<RequestersTable>()([
+  "id",
+  "account_id",
+  "first_name",
+  "last_name",
+  "email",
+  "mobile",
+  "company",
+  "role",
+  "location",
+  "facebook",
+  "linkedin",
+  "twitter",
+  "skype",
+  "avatar",
+  "created",
+  "updated",
+]);
+const mediaColumns = allColumns<MediaTable>()([
+  "id",
+  "account_id",
+  "request_id",
+  "name",
+  "content_type",
+  "extension",
+  "file",
+  "bytes",
+  "total_chunks",
+  "received_chunks",
+  "state",
+  "sha256",
+  "md5",
+  "wrapped_key",
+  "uploaded_by",
+  "times_downloaded",
+  "max_allowed_times_downloaded",
+  "download_claimed_until",
+  "download_claim_token",
+  "removed_at",
+  "feature_id",
+  "recipient_id",
+  "declared_bytes",
+  "fingerprint",
+  "created",
+  "updated",
+]);
+
+/** A request row with its related rows, read in the same statement. */
+export interface RequestWithRelations {
+  row: RequestRow;
+  /** Its contacts (of the same account) in request order, each with its methods in id order. */
+  contacts: { contact: Selectable<ContactsTable>; methods: Selectable<ContactMethodsTable>[] }[];
+  requester: Selectable<RequestersTable> | null;
+  /** Its media (any state), in id order. */
+  media: Selectable<MediaTable>[];
+  /** The account's custom recipient host, or null. */
+  recipientHost: string | null;
+  /** The owner's account name ("" when none). */
+  ownerName: string;
+}
+
+/** Which requests `findRequestsWithRelations` reads. */
+export type RequestSelection =
+  | { accountId: number; id: number }
+  | { identifier: string }
+  | { accountId: number; page: { offset: number; limit: number } };
+
+/**
+ * Requests with their contacts, contact methods, requester, media, the account's recipient host
+ * and name, in one statement (JSON aggregation per row); a page comes newest first like
+ * `listRequestsQuery`. The requests feature owns this read of the tables around a request.
+ */
+export async function findRequestsWithRelations(
+  ex: Executor,
+  dialect: Dialect,
+  selection: RequestSelection,
+): Promise<RequestWithRelations[]> {
+  const json = jsonAggregation(dialect);
+  let q = ex
+    .selectFrom("requests as r")
+    .selectAll("r")
+    .select((eb) => [
+      json
+        .arrayFrom(
+          eb
+            .selectFrom("request_contacts as rc")
+            .innerJoin("contacts as c", "c.id", "rc.contact_id")
+            .select(contactColumns.map((c) => `c.${c}` as const))
+            .select((inner) =>
+              json
+                .arrayFrom(
+                  inner
+                    .selectFrom("contact_methods as m")
+                    .select(methodColumns.map((c) => `m.${c}` as const))
+                    .whereRef("m.contact_id", "=", "c.id")
+                    .orderBy("m.id"),
+                )
+                .as("methods"),
+            )
+            .whereRef("rc.request_id", "=", "r.id")
+            .whereRef("c.account_id", "=", "r.account_id")
+            .orderBy("rc.position"),
+        )
+        .as("contacts_json"),
+      json
+        .objectFrom(
+          eb
+            .selectFrom("requesters as q")
+            .select(requesterColumns.map((c) => `q.${c}` as const))
+            .whereRef("q.id", "=", "r.requester_id"),
+        )
+        .as("requester_json"),
+      json
+        .arrayFrom(
+          eb
+            .selectFrom("media as md")
+            .select(mediaColumns.map((c) => `md.${c}` as const))
+            .whereRef("md.request_id", "=", "r.id")
+            .orderBy("md.id"),
+        )
+        .as("media_json"),
+      eb
+        .selectFrom("account_branding as b")
+        .select("b.recipient_host")
+        .whereRef("b.account_id", "=", "r.account_id")
+        .as("recipient_host_of_account"),
+      eb.selectFrom("accounts as a").select("a.name").whereRef("a.id", "=", "r.account_id").as("owner_name"),
+    ])
+    .where("r.kind", "=", "request");
+  if ("identifier" in selection) {
+    q = q.where("r.identifier", "=", selection.identifier);
+  } else {
+    q = q.where("r.account_id", "=", selection.accountId);
+    q =
+      "id" in selection
+        ? q.where("r.id", "=", selection.id)
+        : q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
+  }
+  const rows = await q.execute();
+  return rows.map(
+    ({ contacts_json, requester_json, media_json, recipient_host_of_account, owner_name, ...row }) => ({
+      row,
+      contacts: parseJsonValue<(Selectable<ContactsTable> & { methods: unknown })[]>(contacts_json).map(
+        ({ methods, ...contact }) => ({
+          contact,
+          methods: parseJsonValue<Selectable<ContactMethodsTable>[]>(methods),
+        }),
+      ),
+      requester: parseJsonValue<Selectable<RequestersTable> | null>(requester_json),
+      media: parseJsonValue<Selectable<MediaTable>[]>(media_json),
+      recipientHost: recipient_host_of_account ?? null,
+      ownerName: owner_name ?? "",
+    }),
+  );
 }

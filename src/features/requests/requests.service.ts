@@ -22,14 +22,13 @@ import {
   type RequestView,
 } from "./requests.presenter.js";
 import {
-  contactLinksOf,
   countRequests,
   deleteRequestRow,
   findRequest,
-  findRequestByIdentifier,
+  findRequestsWithRelations,
   insertRequest,
-  listRequests,
   type RequestChanges,
+  type RequestSelection,
   setRequestContacts,
   updateRequestRow,
 } from "./requests.repository.js";
@@ -267,14 +266,19 @@ export class RequestsService {
     });
   }
 
-  /** GET /v1/request/: one page of the account's requests (with contacts and media), newest first. */
+  /**
+   * GET /v1/request/: one page of the account's requests (with contacts and media), newest first:
+   * two statements (the page with its relations, and the count).
+   */
   async list(auth: AuthContext, page: PageRequest): Promise<{ results: RequestView[]; count: number }> {
     const { db } = this.database;
-    const [rows, count] = await Promise.all([
-      listRequests(db, auth.accountId, { offset: page.offset, limit: page.pageSize }),
+    const [loaded, count] = await Promise.all([
+      this.loadWithRelations(db, {
+        accountId: auth.accountId,
+        page: { offset: page.offset, limit: page.pageSize },
+      }),
       countRequests(db, auth.accountId),
     ]);
-    const loaded = await this.loadRelated(db, auth.accountId, rows);
     return { results: loaded.map((l) => presentRequest(l.row, l.related)), count };
   }
 
@@ -301,12 +305,14 @@ export class RequestsService {
     return presentRequest(loaded.row, loaded.related);
   }
 
-  /** The request row and its related rows (contacts, requester, media, owner name); 404 when absent. */
+  /**
+   * The request row and its related rows (contacts, requester, media, owner name) in one statement;
+   * 404 when absent.
+   */
   async loadRequest(ex: Executor | undefined, accountId: number, requestId: number): Promise<LoadedRequest> {
-    const db = ex ?? this.database.db;
-    const row = await findRequest(db, accountId, requestId);
-    if (!row) throw notFound("Request");
-    return (await this.loadRelated(db, accountId, [row]))[0]!;
+    const [loaded] = await this.loadWithRelations(ex ?? this.database.db, { accountId, id: requestId });
+    if (!loaded) throw notFound("Request");
+    return loaded;
   }
 
   /** Like loadRequest, by the public identifier of the recipient URL; undefined when unknown. */
@@ -314,10 +320,8 @@ export class RequestsService {
     ex: Executor | undefined,
     identifier: string,
   ): Promise<LoadedRequest | undefined> {
-    const db = ex ?? this.database.db;
-    const row = await findRequestByIdentifier(db, identifier);
-    if (!row) return undefined;
-    return (await this.loadRelated(db, row.account_id, [row]))[0];
+    const [loaded] = await this.loadWithRelations(ex ?? this.database.db, { identifier });
+    return loaded;
   }
 
   /**
@@ -333,41 +337,21 @@ export class RequestsService {
   }
 
   private async present(ex: Executor, row: RequestRow): Promise<RequestView> {
-    const [loaded] = await this.loadRelated(ex, row.account_id, [row]);
-    return presentRequest(loaded!.row, loaded!.related);
+    const { row: fresh, related } = await this.loadRequest(ex, row.account_id, row.id);
+    return presentRequest(fresh, related);
   }
 
-  /** Loads contacts, requester, media and the owner's name for rows of one account, batched. */
-  private async loadRelated(ex: Executor, accountId: number, rows: RequestRow[]): Promise<LoadedRequest[]> {
-    if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    const [links, media, requesters, profile, host] = await Promise.all([
-      contactLinksOf(ex, ids),
-      this.media.rowsOfRequests(ex, ids),
-      this.requesters.loadByIds(
-        ex,
-        rows.flatMap((r) => (r.requester_id ? [r.requester_id] : [])),
-      ),
-      // The owner's name only feeds a generated subject, needed when no subject and no requester.
-      rows.some((r) => !r.long_message_subject && !r.requester_id)
-        ? this.accounts.profile(ex, accountId)
-        : undefined,
-      this.branding.recipientHost(ex, accountId),
-    ]);
-    const contacts = await this.contacts.loadContacts(ex, accountId, [
-      ...new Set(links.map((l) => l.contact_id)),
-    ]);
-    return rows.map((row) => ({
-      row,
+  /** Requests with everything needed to present them, read in one statement. */
+  private async loadWithRelations(ex: Executor, selection: RequestSelection): Promise<LoadedRequest[]> {
+    const rows = await findRequestsWithRelations(ex, this.database.dialect, selection);
+    return rows.map((r) => ({
+      row: r.row,
       related: {
-        contacts: links
-          .filter((l) => l.request_id === row.id)
-          .map((l) => contacts.get(l.contact_id))
-          .filter((c): c is ContactWithMethods => c !== undefined),
-        requester: row.requester_id ? (requesters.get(row.requester_id) ?? null) : null,
-        media: media.filter((m) => m.request_id === row.id),
-        ownerName: profile?.name || "",
-        recipientUrl: recipientUrl(this.config.publicBaseUrl, host, row.identifier),
+        contacts: r.contacts,
+        requester: r.requester,
+        media: r.media,
+        ownerName: r.ownerName,
+        recipientUrl: recipientUrl(this.config.publicBaseUrl, r.recipientHost, r.row.identifier),
       },
     }));
   }
