@@ -16,6 +16,7 @@ import {
   createContainerRecords,
   createContainersFeature,
 } from "../features/containers/index.js";
+import { createDashboardFeature, type Dashboard, dashboardCommands } from "../features/dashboard/index.js";
 import { createLifecycleFeature, type LifecycleService } from "../features/lifecycle/index.js";
 import {
   blobStoreOptionsFromConfig,
@@ -74,6 +75,7 @@ export interface Ferry {
   readonly lifecycle: LifecycleService;
   readonly recipient: RecipientPages;
   readonly containers: Containers;
+  readonly dashboard: Dashboard;
   /** Every feature's routes and pages, in registration order. */
   readonly routes: readonly RouteModule[];
   /** Every job kind's handler. */
@@ -105,7 +107,8 @@ export interface FerryOverrides {
 
 /** Every feature command's name and usage, in `ferry help` order (no services needed to list them). */
 export const commandCatalog: readonly { name: string; usage: string }[] = [
-  ...adminCommands,
+  ...dashboardCommands,
+  ...adminCommands.filter((c) => !dashboardCommands.some((d) => d.name === c.name)),
   ...auditCommands,
   ...mediaCommands,
 ];
@@ -177,6 +180,13 @@ export async function createFerry(
   const writer = audit.service.writer;
   const auth = createAuthFeature({ ...base, keyRing, audit: writer, rateLimiter });
   const accounts = auth.service.accounts;
+  const dashboard = createDashboardFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    rateLimiter,
+    auth: auth.service,
+  });
   const records = createRequestRecords(database);
   const containerRecords = createContainerRecords(clock);
   const branding = createBrandingFeature({ ...base, audit: writer });
@@ -321,6 +331,7 @@ export async function createFerry(
     lifecycle,
     containers,
     session,
+    dashboard,
   ];
   return {
     config,
@@ -346,9 +357,11 @@ export async function createFerry(
     lifecycle: lifecycle.service,
     recipient: recipient.service,
     containers: containers.service,
+    dashboard: dashboard.service,
     routes: [...features.flatMap((f) => f.routes ?? []), webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),
-    commands: features.flatMap((f) => f.commands ?? []),
+    // The dashboard's `admin create-account` (with a setup link) comes first: it wins over auth's.
+    commands: [dashboard, ...features].flatMap((f) => f.commands ?? []),
     async scheduleRecurringJobs() {
       for (const feature of features) {
         await feature.scheduleRecurringJobs?.().catch((err: Error) => {

@@ -15,6 +15,7 @@ import * as m0015 from "./0015_download_grace.js";
 import * as m0016 from "./0016_audit_relation_filters.js";
 import * as m0017 from "./0017_notification_list.js";
 import * as m0018 from "./0018_branding_fonts.js";
+import * as m0020 from "./0020_dashboard_users.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "0016_audit_relation_filters": m0016,
   "0017_notification_list": m0017,
   "0018_branding_fonts": m0018,
+  "0020_dashboard_users": m0020,
 };

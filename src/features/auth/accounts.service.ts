@@ -1,5 +1,5 @@
 import type { Executor } from "../../db/database.js";
-import { findAccountById, updateAccountSettings } from "./auth.repository.js";
+import { findAccountByEmail, findAccountById, updateAccountSettings } from "./auth.repository.js";
 
 /** An account as other features show it: its name, email and settings. */
 export interface AccountProfile {
@@ -29,6 +29,11 @@ export class AccountsService {
     return (
       row && { id: row.id, name: row.name, email: row.email, settings: parseAccountSettings(row.settings) }
     );
+  }
+
+  /** The id of the account with `email` (case-insensitive), or undefined. */
+  async idByEmail(ex: Executor, email: string): Promise<number | undefined> {
+    return (await findAccountByEmail(ex, email))?.id;
   }
 
   /** The account's settings ({} when the account is absent). */
