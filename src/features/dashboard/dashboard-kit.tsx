@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import { constantTimeEqual } from "../../crypto/hashing.js";
+import { AppError, errorStatus, ValidationError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
 import { renderDocument } from "../../web/layout.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
@@ -85,6 +86,9 @@ export function formFields(request: FastifyRequest, name: string): string[] {
  * session; `kit.post` also refuses a missing or wrong CSRF token (403) before the handler runs.
  */
 export class DashboardKit {
+  /** Every route registered through get/post: all of them answer only to a signed-in session. */
+  readonly guardedRoutes: { method: "GET" | "POST"; path: string }[] = [];
+
   constructor(
     private readonly deps: {
       sessions: SessionsService;
@@ -266,20 +270,53 @@ export class DashboardKit {
 
   /** Registers a guarded GET page. */
   get(app: Router, path: string, options: PageOptions, handler: PageHandler): void {
+    this.guardedRoutes.push({ method: "GET", path });
     app.get(path, { config: { public: true }, schema: this.schema(options) }, async (request, reply) => {
       const ctx = await this.guard(request, reply);
       if (!ctx) return reply;
-      return handler(request, reply, ctx);
+      return this.run(handler, request, reply, ctx);
     });
+  }
+
+  /**
+   * Runs a page handler; an AppError it throws (404 of another account's id, 400 of bad input,
+   * 429...) becomes an error page in the layout with the error's status and safe message.
+   */
+  private async run(handler: PageHandler, request: FastifyRequest, reply: FastifyReply, ctx: PageContext) {
+    try {
+      return await handler(request, reply, ctx);
+    } catch (err) {
+      if (!(err instanceof AppError) || reply.sent) throw err;
+      const status = errorStatus[err.code] ?? 400;
+      for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+      const title =
+        status === 404 ? "Not found" : status === 429 ? "Too many requests" : "Something is not right";
+      const detail = err instanceof ValidationError ? Object.values(err.fields).flat().join(" ") : err.detail;
+      return this.render(
+        request,
+        reply,
+        ctx,
+        { title, status },
+        <section class="fd-card">
+          <p role="alert">
+            {status === 404 ? "There is nothing here, or it belongs to another account." : detail}
+          </p>
+          <p>
+            <a href="/dashboard/">Back to the dashboard</a>
+          </p>
+        </section>,
+      );
+    }
   }
 
   /** Registers a guarded form post: session and CSRF checked before `handler` runs. */
   post(app: Router, path: string, options: PageOptions, handler: PageHandler): void {
+    this.guardedRoutes.push({ method: "POST", path });
     app.post(path, { config: { public: true }, schema: this.schema(options) }, async (request, reply) => {
       const ctx = await this.guard(request, reply);
       if (!ctx) return reply;
       if (!this.checkCsrf(request, reply)) return reply;
-      return handler(request, reply, ctx);
+      return this.run(handler, request, reply, ctx);
     });
   }
 

@@ -22,7 +22,8 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import type { Clock } from "../../shared/clock.js";
 import { bindCommands, type Feature, type RouteModule } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
-import type { AuthService } from "../auth/index.js";
+import { AccountApplications, type AuthService } from "../auth/index.js";
+import { applicationsPages } from "./applications.pages.js";
 import { dashboardCommands } from "./dashboard.commands.js";
 import { DashboardKit } from "./dashboard-kit.js";
 import { DEFAULT_LIFETIMES, type SessionLifetimes, SessionsService } from "./sessions.service.js";
@@ -88,7 +89,11 @@ export function createDashboardFeature(deps: {
     publicBaseUrl: config.publicBaseUrl,
   });
   // Every dashboard page module, in registration order: add new pages here.
-  const pageModules: RouteModule[] = [signInPages({ kit, users, sessions, rateLimiter: deps.rateLimiter })];
+  const applications = new AccountApplications(database, auth, audit);
+  const pageModules: RouteModule[] = [
+    signInPages({ kit, users, sessions, rateLimiter: deps.rateLimiter }),
+    applicationsPages({ kit, applications }),
+  ];
   return {
     service: {
       users,
