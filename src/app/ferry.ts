@@ -180,13 +180,6 @@ export async function createFerry(
   const writer = audit.service.writer;
   const auth = createAuthFeature({ ...base, keyRing, audit: writer, rateLimiter });
   const accounts = auth.service.accounts;
-  const dashboard = createDashboardFeature({
-    ...base,
-    keyRing,
-    audit: writer,
-    rateLimiter,
-    auth: auth.service,
-  });
   const records = createRequestRecords(database);
   const containerRecords = createContainerRecords(clock);
   const branding = createBrandingFeature({ ...base, audit: writer });
@@ -262,6 +255,14 @@ export async function createFerry(
     records,
     requests: requests.service,
     media: media.service,
+  });
+  const dashboard = createDashboardFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    rateLimiter,
+    auth: auth.service,
+    smtpSettings: notifications.service.smtpSettings,
   });
   const lifecycle = createLifecycleFeature({
     database,

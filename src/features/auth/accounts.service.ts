@@ -1,5 +1,10 @@
 import type { Executor } from "../../db/database.js";
-import { findAccountByEmail, findAccountById, updateAccountSettings } from "./auth.repository.js";
+import {
+  findAccountByEmail,
+  findAccountById,
+  updateAccountName,
+  updateAccountSettings,
+} from "./auth.repository.js";
 
 /** An account as other features show it: its name, email and settings. */
 export interface AccountProfile {
@@ -29,6 +34,11 @@ export class AccountsService {
     return (
       row && { id: row.id, name: row.name, email: row.email, settings: parseAccountSettings(row.settings) }
     );
+  }
+
+  /** Sets the account's name, shown on recipient pages (call inside the transaction of the change). */
+  async rename(ex: Executor, accountId: number, name: string, now: string): Promise<void> {
+    await updateAccountName(ex, accountId, name, now);
   }
 
   /** The id of the account with `email` (case-insensitive), or undefined. */

@@ -16,7 +16,11 @@ describe("/v1/application/", () => {
       201,
     );
     expect(created.api_key).toMatch(/^fry_sbx_/);
-    expect(created.application).toMatchObject({ name: "Rotated", scopes: "requests media:read", active: true });
+    expect(created.application).toMatchObject({
+      name: "Rotated",
+      scopes: "requests media:read",
+      active: true,
+    });
     expect(created.application).not.toHaveProperty("key_hash");
     const token = await h.t.app.inject({
       method: "POST",
@@ -25,7 +29,10 @@ describe("/v1/application/", () => {
     });
     expect(token.statusCode).toBe(200);
     const list = expectJson(await h.call("GET", "/v1/application/"), 200);
-    expect(list.results.map((a: { id: number }) => a.id)).toEqual([created.application.id, h.owner.applicationId]);
+    expect(list.results.map((a: { id: number }) => a.id)).toEqual([
+      created.application.id,
+      h.owner.applicationId,
+    ]);
     expect(JSON.stringify(list)).not.toContain(created.api_key);
 
     // A key without scope * may not manage applications.
@@ -38,7 +45,9 @@ describe("/v1/application/", () => {
 
     const spare = await createTestAccount(h.t, { email: `spare-${Date.now()}@example.com` });
     const newer = expectJson(await h.call("POST", "/v1/application/", { name: "Spare" }, spare), 201);
-    expect((await h.call("DELETE", `/v1/application/${spare.applicationId}/`, undefined, spare)).statusCode).toBe(204);
+    expect(
+      (await h.call("DELETE", `/v1/application/${spare.applicationId}/`, undefined, spare)).statusCode,
+    ).toBe(204);
     // The revoked application's token stops working at once.
     expect((await h.call("GET", "/v1/account/", undefined, spare)).statusCode).toBe(401);
     expect(newer.application.scopes).toBe("*");
@@ -54,7 +63,10 @@ describe("/v1/application/", () => {
   it("answers field messages for a bad name or scope", async () => {
     const res = await h.call("POST", "/v1/application/", { name: "", scopes: ["nope"] });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ name: [expect.any(String)], scopes: [expect.stringContaining("nope")] });
+    expect(res.json()).toMatchObject({
+      name: [expect.any(String)],
+      scopes: [expect.stringContaining("nope")],
+    });
   });
 
   it("refuses to revoke twice", async () => {

@@ -23,10 +23,13 @@ import type { Clock } from "../../shared/clock.js";
 import { bindCommands, type Feature, type RouteModule } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
 import { AccountApplications, type AuthService } from "../auth/index.js";
+import type { Notifications } from "../notifications/index.js";
+import { AccountSettings } from "./account-settings.service.js";
 import { applicationsPages } from "./applications.pages.js";
 import { dashboardCommands } from "./dashboard.commands.js";
 import { DashboardKit } from "./dashboard-kit.js";
 import { DEFAULT_LIFETIMES, type SessionLifetimes, SessionsService } from "./sessions.service.js";
+import { settingsPages } from "./settings.pages.js";
 import { signInPages } from "./sign-in.pages.js";
 import { UsersService } from "./users.service.js";
 
@@ -68,6 +71,8 @@ export function createDashboardFeature(deps: {
   audit: AuditWriter;
   rateLimiter: RateLimiter;
   auth: AuthService;
+  /** Custom SMTP settings of accounts (settings page). */
+  smtpSettings: Notifications["smtpSettings"];
   lifetimes?: SessionLifetimes;
 }): Feature<Dashboard> {
   const { database, config, clock, keyRing, audit, auth } = deps;
@@ -93,6 +98,18 @@ export function createDashboardFeature(deps: {
   const pageModules: RouteModule[] = [
     signInPages({ kit, users, sessions, rateLimiter: deps.rateLimiter }),
     applicationsPages({ kit, applications }),
+    settingsPages({
+      kit,
+      users,
+      sessions,
+      settings: new AccountSettings({
+        database,
+        clock,
+        audit,
+        accounts: auth.accounts,
+        smtp: deps.smtpSettings,
+      }),
+    }),
   ];
   return {
     service: {
