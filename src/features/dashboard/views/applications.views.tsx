@@ -157,7 +157,10 @@ export function ApplicationsPage(props: {
                       {a.active ? (
                         <span class="fd-badge fd-badge-ok">Active</span>
                       ) : (
-                        <span class="fd-badge fd-badge-off">Revoked {when(a.revoked_at)}</span>
+                        <>
+                          <span class="fd-badge fd-badge-off">Revoked</span>{" "}
+                          <span class="fd-hint">{when(a.revoked_at)}</span>
+                        </>
                       )}
                     </td>
                     <td>{when(a.last_used_at)}</td>

@@ -73,7 +73,7 @@ export function DashboardLayout(props: DashboardLayoutProps): VNode {
         <link rel="stylesheet" href={dashboardAssets.css} />
         {props.withScript ? <script type="module" src={dashboardAssets.js} /> : null}
       </head>
-      <body class={`fd-body fd-${environment}`}>
+      <body class={`fd-body fd-${environment}${signedIn ? "" : " fd-public"}`}>
         <a class="fd-skip" href="#main">
           Skip to content
         </a>
