@@ -241,4 +241,24 @@ describe("dashboard in Chromium", () => {
     await context.close();
     expect(errors).toEqual([]);
   });
+
+  it("shows its error pages axe-clean: wrong password, used link, expired form", async () => {
+    const { context, page } = await newPage();
+    await page.goto(`${base}/dashboard/setup/${"x".repeat(43)}`);
+    await page.getByRole("heading", { name: "Setup link not valid" }).waitFor();
+    await check(page, "setup-link-invalid");
+    await page.goto(`${base}/dashboard/sign-in`);
+    await page.getByLabel("Email").fill(first.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("alert").getByText("Wrong email or password.").waitFor();
+    await check(page, "sign-in-error");
+    // The form's CSRF secret is gone (cookies cleared): the post is refused.
+    await context.clearCookies();
+    await page.getByLabel("Password").fill(first.password);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("heading", { name: "Form expired" }).waitFor();
+    await check(page, "form-expired");
+    await context.close();
+  });
 });

@@ -177,3 +177,19 @@ describe("dashboard sign-in", () => {
     }
   });
 });
+
+describe("dashboard sign-in over https", () => {
+  const h = useHarness({ env: { PUBLIC_BASE_URL: "https://ferry.test" } });
+
+  it("marks the session and CSRF cookies Secure and sends HSTS", async () => {
+    const user = await createDashboardUser(h.t, { accountId: h.owner.accountId });
+    const client = new DashboardClient(h.t);
+    const page = await client.get("/dashboard/sign-in");
+    expect(String(page.headers["set-cookie"])).toMatch(
+      /ferry_dash_csrf=[^;]+;.*HttpOnly; SameSite=Strict; Secure/,
+    );
+    expect(page.headers["strict-transport-security"]).toBe("max-age=31536000");
+    const first = await client.post("/dashboard/sign-in", { email: user.email, password: user.password });
+    expect(String(first.headers["set-cookie"])).toMatch(/ferry_dash=[^;]+;.*HttpOnly; SameSite=Lax; Secure/);
+  });
+});
