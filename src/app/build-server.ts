@@ -34,9 +34,14 @@ declare module "fastify" {
   }
 }
 
-/** Masks recipient identifiers and session tokens in paths so they never reach logs whole: /r/abcd…/ */
+/**
+ * Masks recipient identifiers, session tokens and dashboard setup links in paths so they never reach
+ * logs whole: /r/abcd…/, /dashboard/setup/abcd…
+ */
 export function maskPath(url: string): string {
-  return url.replace(/\/([rs])\/([^/?#]{4})[^/?#]*/g, "/$1/$2…");
+  return url
+    .replace(/\/([rs])\/([^/?#]{4})[^/?#]*/g, "/$1/$2…")
+    .replace(/\/dashboard\/setup\/(?!two-factor\b)([^/?#]{4})[^/?#]*/g, "/dashboard/setup/$1…");
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   createContainerRecords,
   createContainersFeature,
 } from "../features/containers/index.js";
+import { createDashboardFeature, type Dashboard, dashboardCommands } from "../features/dashboard/index.js";
 import { createLifecycleFeature, type LifecycleService } from "../features/lifecycle/index.js";
 import {
   blobStoreOptionsFromConfig,
@@ -74,6 +75,7 @@ export interface Ferry {
   readonly lifecycle: LifecycleService;
   readonly recipient: RecipientPages;
   readonly containers: Containers;
+  readonly dashboard: Dashboard;
   /** Every feature's routes and pages, in registration order. */
   readonly routes: readonly RouteModule[];
   /** Every job kind's handler. */
@@ -105,7 +107,8 @@ export interface FerryOverrides {
 
 /** Every feature command's name and usage, in `ferry help` order (no services needed to list them). */
 export const commandCatalog: readonly { name: string; usage: string }[] = [
-  ...adminCommands,
+  ...dashboardCommands,
+  ...adminCommands.filter((c) => !dashboardCommands.some((d) => d.name === c.name)),
   ...auditCommands,
   ...mediaCommands,
 ];
@@ -261,6 +264,14 @@ export async function createFerry(
     requests: requests.service,
     media: media.service,
   });
+  const dashboard = createDashboardFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    rateLimiter,
+    auth: auth.service,
+    smtpSettings: notifications.service.smtpSettings,
+  });
   const lifecycle = createLifecycleFeature({
     database,
     clock,
@@ -330,6 +341,7 @@ export async function createFerry(
     lifecycle,
     containers,
     session,
+    dashboard,
   ];
   return {
     config,
@@ -355,9 +367,11 @@ export async function createFerry(
     lifecycle: lifecycle.service,
     recipient: recipient.service,
     containers: containers.service,
+    dashboard: dashboard.service,
     routes: [...features.flatMap((f) => f.routes ?? []), webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),
-    commands: features.flatMap((f) => f.commands ?? []),
+    // The dashboard's `admin create-account` (with a setup link) comes first: it wins over auth's.
+    commands: [dashboard, ...features].flatMap((f) => f.commands ?? []),
     async scheduleRecurringJobs() {
       for (const feature of features) {
         await feature.scheduleRecurringJobs?.().catch((err: Error) => {

@@ -42,6 +42,9 @@ describe("logs", () => {
     await app.inject({ method: "GET", url: "/v1/account/", headers: { authorization: `JWT ${token}` } });
     await app.inject({ method: "POST", url: "/v1/auth/token_verify/", payload: { token } });
     await app.inject({ method: "GET", url: "/r/Zr8pQ2sVb0TcLk1xYwAq9dEfGhJmNoPu/" });
+    const { setupUrl } = await ferry.dashboard.users.invite(1, "log-user@example.com", null);
+    const setupToken = setupUrl.split("/").pop()!;
+    await app.inject({ method: "GET", url: `/dashboard/setup/${setupToken}` });
     await app.close();
     const all = lines.join("");
     expect(lines.length).toBeGreaterThan(3);
@@ -52,6 +55,7 @@ describe("logs", () => {
       "/v1/account/",
       "/v1/auth/token_verify/",
       "/r/Zr8p…/",
+      `/dashboard/setup/${setupToken.slice(0, 4)}…`,
     ]);
     for (const r of requests)
       expect(r).toMatchObject({
@@ -62,5 +66,6 @@ describe("logs", () => {
     expect(all).not.toContain(apiKey);
     expect(all).not.toContain(token);
     expect(all).not.toContain("Zr8pQ2sVb0TcLk1xYwAq9dEfGhJmNoPu");
+    expect(all).not.toContain(setupToken);
   });
 });

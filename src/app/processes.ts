@@ -22,6 +22,7 @@ export async function openFerry(config: Config, overrides: FerryOverrides = {}):
 export async function serve(config: Config, withWorker: boolean): Promise<number> {
   const ferry = await openFerry(config);
   const dev = await ferry.auth.ensureDevelopmentAccount();
+  const devSetupUrl = dev ? await ferry.dashboard.firstUserSetupLink(dev.email) : undefined;
   const app = await buildServer(ferry);
   const worker = withWorker ? await buildWorker(ferry) : undefined;
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -42,6 +43,7 @@ export async function serve(config: Config, withWorker: boolean): Promise<number
         "First start of a sandbox deployment: a development account was created.",
         `  email:   ${dev.email}`,
         `  api_key: ${dev.apiKey}   (shown once)`,
+        ...(devSetupUrl ? [`  dashboard setup link (one use, valid 7 days): ${devSetupUrl}`] : []),
         `Try: curl -s -X POST ${config.publicBaseUrl}/v1/auth/get_token/ -H 'Content-Type: application/json' -d '{"api_key":"${dev.apiKey}","email":"${dev.email}"}'`,
         "",
       ].join("\n"),

@@ -570,9 +570,54 @@ export interface ContainerMediaTagsTable {
   updated: string;
 }
 
+/** A dashboard user of an account (owner or colleague). */
+export interface DashboardUsersTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Lower case; unique across accounts. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url parts); null until the setup link is used. */
+  password_hash: string | null;
+  /** JSON of the sealed TOTP secret (kid + AES-GCM ciphertext); null until enrolment starts. */
+  totp_secret: string | null;
+  /** When TOTP enrolment was confirmed with a code; null before. */
+  totp_enabled_at: string | null;
+  /** The last TOTP time step accepted (a code of that step or earlier is a replay). */
+  totp_last_step: Generated<number>;
+  /** JSON array of SHA-256 hex hashes of unused recovery codes. */
+  recovery_codes: Generated<string>;
+  failed_attempts: Generated<number>;
+  locked_until: string | null;
+  /** SHA-256 hex of the one-time setup link token; null once used. */
+  setup_token_hash: string | null;
+  setup_expires_at: string | null;
+  invited_by: number | null;
+  last_sign_in_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** A dashboard sign-in session (cookie holds the token; only its hash is stored). */
+export interface DashboardSessionsTable {
+  id: Generated<number>;
+  token_hash: string;
+  user_id: number;
+  account_id: number;
+  /** "password" (awaits the TOTP code), "enrol" (awaits TOTP enrolment), "full". */
+  stage: string;
+  ip: Generated<string>;
+  user_agent: Generated<string>;
+  created: string;
+  last_seen_at: string;
+  /** Absolute expiry. */
+  expires_at: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_sessions: DashboardSessionsTable;
   audit_entries: AuditEntriesTable;
   audit_chain_heads: AuditChainHeadsTable;
   audit_checkpoints: AuditCheckpointsTable;

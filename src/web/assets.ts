@@ -22,6 +22,8 @@ const webDir = existsSync(resolve(import.meta.dirname, "client"))
 /** Paths of the client entry and the default stylesheet (sources, in the repository). */
 const assetSources = {
   clientEntry: resolve(webDir, "client/recipient.ts"),
+  dashboardEntry: resolve(webDir, "client/dashboard.ts"),
+  dashboardStylesheet: resolve(webDir, "static/dashboard.css"),
   stylesheet: resolve(webDir, "static/recipient.css"),
   favicon: resolve(webDir, "static/favicon.svg"),
 };
@@ -38,6 +40,19 @@ function toAsset(body: Buffer, contentType: string): WebAsset {
  * src/web/static/build/ for inspection.
  */
 export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
+  const bundle = (entry: string) =>
+    build({
+      entryPoints: [entry],
+      bundle: true,
+      format: "esm",
+      target: "es2020",
+      minify: true,
+      write: false,
+      legalComments: "none",
+      logLevel: "silent",
+    });
+  const dashboard = (await bundle(assetSources.dashboardEntry)).outputFiles[0];
+  if (!dashboard) throw new Error("esbuild produced no output for the dashboard client script");
   const result = await build({
     entryPoints: [assetSources.clientEntry],
     bundle: true,
@@ -54,5 +69,14 @@ export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
   assets.set(assetUrls.js, toAsset(Buffer.from(js.contents), "text/javascript; charset=utf-8"));
   assets.set(assetUrls.css, toAsset(readFileSync(assetSources.stylesheet), "text/css; charset=utf-8"));
   assets.set(assetUrls.icon, toAsset(readFileSync(assetSources.favicon), "image/svg+xml"));
+  // The dashboard's own script (copy buttons) and stylesheet, under the same CSP.
+  assets.set(
+    "/static/dashboard.js",
+    toAsset(Buffer.from(dashboard.contents), "text/javascript; charset=utf-8"),
+  );
+  assets.set(
+    "/static/dashboard.css",
+    toAsset(readFileSync(assetSources.dashboardStylesheet), "text/css; charset=utf-8"),
+  );
   return assets;
 }

@@ -34,7 +34,22 @@ describe("ferry as a process: admin CLI, serve, token round trip, graceful shutd
       account_id: 1,
       email: "owner@example.com",
       name: "Owner Ltd",
+      setup_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/dashboard\/setup\/[A-Za-z0-9_-]{43}$/),
     });
+
+    const invite = await runFerry(
+      ["admin", "invite", "--account", "1", "--email", "colleague@example.com", "--json"],
+      env,
+    );
+    expect(invite.code).toBe(0);
+    expect(JSON.parse(invite.stdout)).toMatchObject({
+      account_id: 1,
+      email: "colleague@example.com",
+      setup_url: expect.stringContaining("/dashboard/setup/"),
+    });
+    const noAccount = await runFerry(["admin", "invite", "--account", "99", "--email", "x@example.com"], env);
+    expect(noAccount.code).toBe(1);
+    expect(noAccount.stderr).toContain("No account with id 99");
 
     const app = await runFerry(
       ["admin", "create-app", "--email", "owner@example.com", "--name", "CRM", "--json"],
@@ -167,6 +182,10 @@ describe("first start of a deployment", () => {
       const key = /api_key: (fry_sbx_\S+)/.exec(first.stdout())?.[1];
       expect(first.stdout()).toContain("email:   dev@ferry.local");
       expect(key).toBeTruthy();
+      const setup = /dashboard setup link \(one use, valid 7 days\): (\S+)/.exec(first.stdout())?.[1];
+      const setupPage = await fetch(setup!);
+      expect(setupPage.status).toBe(200);
+      expect(await setupPage.text()).toContain("dev@ferry.local");
       const res = await fetch(`http://127.0.0.1:${port}/v1/auth/get_token/`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -179,6 +198,7 @@ describe("first start of a deployment", () => {
       const second = spawnFerry(["serve", "--no-worker"], env);
       await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
       expect(second.stdout()).not.toContain("api_key:");
+      expect(second.stdout()).not.toContain("dashboard setup link");
       second.child.kill("SIGTERM");
       await second.exited;
     } finally {

@@ -16,6 +16,7 @@ import * as m0016 from "./0016_audit_relation_filters.js";
 import * as m0017 from "./0017_notification_list.js";
 import * as m0018 from "./0018_branding_fonts.js";
 import * as m0019 from "./0019_account_language.js";
+import * as m0020 from "./0020_dashboard_users.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "0017_notification_list": m0017,
   "0018_branding_fonts": m0018,
   "0019_account_language": m0019,
+  "0020_dashboard_users": m0020,
 };

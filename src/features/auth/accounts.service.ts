@@ -1,5 +1,10 @@
 import type { Executor } from "../../db/database.js";
-import { findAccountById, updateAccountSettings } from "./auth.repository.js";
+import {
+  findAccountByEmail,
+  findAccountById,
+  updateAccountName,
+  updateAccountSettings,
+} from "./auth.repository.js";
 
 /** An account as other features show it: its name, email and settings. */
 export interface AccountProfile {
@@ -37,6 +42,16 @@ export class AccountsService {
         defaultLanguage: row.default_language,
       }
     );
+  }
+
+  /** Sets the account's name, shown on recipient pages (call inside the transaction of the change). */
+  async rename(ex: Executor, accountId: number, name: string, now: string): Promise<void> {
+    await updateAccountName(ex, accountId, name, now);
+  }
+
+  /** The id of the account with `email` (case-insensitive), or undefined. */
+  async idByEmail(ex: Executor, email: string): Promise<number | undefined> {
+    return (await findAccountByEmail(ex, email))?.id;
   }
 
   /** The account's settings ({} when the account is absent). */

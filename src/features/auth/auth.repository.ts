@@ -142,3 +142,13 @@ export async function updateAccountLanguage(
     .where("id", "=", accountId)
     .execute();
 }
+
+/** Renames an account (its name is shown on recipient pages). */
+export async function updateAccountName(
+  ex: Executor,
+  accountId: number,
+  name: string,
+  now: string,
+): Promise<void> {
+  await ex.updateTable("accounts").set({ name, updated: now }).where("id", "=", accountId).execute();
+}

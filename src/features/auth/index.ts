@@ -11,10 +11,17 @@ import type { Clock } from "../../shared/clock.js";
 import { bindCommands, type Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
 import { createApplicationCache } from "./application-cache.js";
+import { AccountApplications } from "./account-applications.service.js";
+import { applicationsRoutes } from "./applications.routes.js";
 import { adminCommands } from "./auth.commands.js";
 import { authRoutes } from "./auth.routes.js";
 import { AuthService } from "./auth.service.js";
 
+export {
+  AccountApplications,
+  type ApplicationsActor,
+  type ApplicationView,
+} from "./account-applications.service.js";
 export type { AccountProfile, AccountsService } from "./accounts.service.js";
 export { adminCommands } from "./auth.commands.js";
 export type { AccountRow, ApplicationRow } from "./auth.repository.js";
@@ -49,6 +56,7 @@ export function createAuthFeature(deps: {
         rateLimiter: deps.rateLimiter,
         environment: deps.config.FERRY_ENVIRONMENT,
       }),
+      applicationsRoutes(new AccountApplications(deps.database, service, deps.audit)),
     ],
     commands: bindCommands(adminCommands, service),
   };

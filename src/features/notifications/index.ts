@@ -46,6 +46,7 @@ export type {
   ComposedNotifications,
 } from "./composed-notifications.service.js";
 export type { DirectMessage, DirectMessages } from "./direct-messages.service.js";
+export { openSecret, type Sealed, sealSecret } from "./secret-box.js";
 
 /** What the notifications feature offers. */
 export interface Notifications {

@@ -1,0 +1,118 @@
+import type { FastifyRequest } from "fastify";
+import { SCOPE_AREAS } from "../../http/scopes.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
+import type { RouteModule } from "../../shared/feature.js";
+import type { AccountApplications, ApplicationsActor } from "../auth/index.js";
+import { type DashboardKit, formField, type PageContext } from "./dashboard-kit.js";
+import { ApplicationsPage } from "./views/applications.views.js";
+
+/** The scopes chosen in the create form: "*" for everything, else each area's level. */
+function chosenScopes(request: FastifyRequest): string[] {
+  if (formField(request, "access") !== "areas") return ["*"];
+  const scopes: string[] = [];
+  for (const area of SCOPE_AREAS) {
+    const level = formField(request, `scope_${area}`);
+    if (level === "read") scopes.push(`${area}:read`);
+    else if (level === "write") scopes.push(area);
+  }
+  return scopes;
+}
+
+/**
+ * /dashboard/applications: the account's applications and API keys; create (the key shown once,
+ * with a copy button), scopes, revoke (through the auth service's revoke path).
+ */
+export function applicationsPages(deps: {
+  kit: DashboardKit;
+  applications: AccountApplications;
+}): RouteModule {
+  const { kit, applications } = deps;
+  const actor = (request: FastifyRequest, ctx: PageContext): ApplicationsActor => ({
+    accountId: ctx.user.accountId,
+    who: `user:${ctx.user.userId}`,
+    ip: request.ip,
+    method: request.method,
+    path: request.url.split("?")[0] ?? "",
+  });
+  const options = { title: "Applications", section: "applications" as const, withScript: true };
+  return async (app) => {
+    kit.get(
+      app,
+      "/dashboard/applications",
+      { operationId: "dashboardListApplications", summary: "The account's applications" },
+      async (request, reply, ctx) => {
+        const revoked = Number((request.query as Record<string, unknown>)?.revoked);
+        const list = await applications.list(ctx.user.accountId);
+        const gone = list.find((a) => a.id === revoked && !a.active);
+        return kit.render(
+          request,
+          reply,
+          ctx,
+          options,
+          <ApplicationsPage
+            csrfToken={ctx.csrfToken}
+            applications={list}
+            areas={SCOPE_AREAS}
+            notice={gone ? `Revoked "${gone.name}": its key and tokens no longer work.` : undefined}
+          />,
+        );
+      },
+    );
+
+    kit.post(
+      app,
+      "/dashboard/applications",
+      { operationId: "dashboardCreateApplication", summary: "Create an application; shows its key once" },
+      async (request, reply, ctx) => {
+        const name = formField(request, "name");
+        const scopes = chosenScopes(request);
+        try {
+          if (scopes.length === 0)
+            throw new ValidationError({
+              scopes: ["Choose at least one area, or give access to everything."],
+            });
+          const created = await applications.create(actor(request, ctx), { name, scopes });
+          return kit.render(
+            request,
+            reply,
+            ctx,
+            { ...options, status: 201 },
+            <ApplicationsPage
+              csrfToken={ctx.csrfToken}
+              applications={await applications.list(ctx.user.accountId)}
+              areas={SCOPE_AREAS}
+              created={{ application: created.application, apiKey: created.api_key }}
+            />,
+          );
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          return kit.render(
+            request,
+            reply,
+            ctx,
+            { ...options, status: 400 },
+            <ApplicationsPage
+              csrfToken={ctx.csrfToken}
+              applications={await applications.list(ctx.user.accountId)}
+              areas={SCOPE_AREAS}
+              error={Object.values(err.fields).flat().join(" ")}
+              name={name}
+            />,
+          );
+        }
+      },
+    );
+
+    kit.post(
+      app,
+      "/dashboard/applications/:id/revoke",
+      { operationId: "dashboardRevokeApplication", summary: "Revoke an application" },
+      async (request, reply, ctx) => {
+        const id = Number((request.params as { id: string }).id);
+        if (!Number.isSafeInteger(id)) throw new AppError("RESOURCE_NOT_FOUND", "No such application.");
+        await applications.revoke(actor(request, ctx), id);
+        return kit.redirect(reply, `/dashboard/applications?revoked=${id}`);
+      },
+    );
+  };
+}

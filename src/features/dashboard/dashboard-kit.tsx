@@ -1,0 +1,332 @@
+import { createHmac, randomBytes } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { VNode } from "preact";
+import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
+import { constantTimeEqual } from "../../crypto/hashing.js";
+import { AppError, errorStatus, ValidationError } from "../../shared/errors.js";
+import type { Router } from "../../shared/feature.js";
+import { renderDocument } from "../../web/layout.js";
+import { applyRecipientHeaders } from "../../web/security-headers.js";
+import type { AccountsService } from "../auth/index.js";
+import { isHttps, readCookies, setCookie } from "../recipient/index.js";
+import type { LiveSession, SessionsService } from "./sessions.service.js";
+import { DashboardLayout, type DashboardSection } from "./views/layout.js";
+
+/** Cookie of the dashboard session token (HttpOnly, SameSite=Lax, Secure over https, path /dashboard). */
+export const DASHBOARD_SESSION_COOKIE = "ferry_dash";
+/** Cookie of the per-browser CSRF secret of dashboard forms (HttpOnly, SameSite=Strict). */
+export const DASHBOARD_CSRF_COOKIE = "ferry_dash_csrf";
+/** Path of every dashboard cookie. */
+export const DASHBOARD_PATH = "/dashboard";
+
+/** The signed-in user of a dashboard page: who they are and the account whose objects they see. */
+export interface SignedInUser {
+  userId: number;
+  accountId: number;
+  email: string;
+}
+
+/** What a guarded page handler receives besides request and reply. */
+export interface PageContext {
+  user: SignedInUser;
+  /** The CSRF token to put in every form of the page (CsrfField). */
+  csrfToken: string;
+  /** The account's name (header). */
+  accountName: string;
+  environment: "sandbox" | "live";
+}
+
+/** Route options of a dashboard page. */
+export interface PageOptions {
+  /** Unique camelCase operation id (dashboardListApplications, ...). */
+  operationId: string;
+  summary?: string;
+}
+
+/** Options of DashboardKit.render. */
+export interface RenderOptions {
+  title: string;
+  section?: DashboardSection;
+  status?: number;
+  /** Load /static/dashboard.js (copy buttons, previews). */
+  withScript?: boolean;
+}
+
+type PageHandler = (request: FastifyRequest, reply: FastifyReply, ctx: PageContext) => Promise<unknown>;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The signed-in dashboard user (set by the dashboard session guard). */
+    dashboardUser: SignedInUser | undefined;
+  }
+}
+
+/** The first value of a form field as a string ("" when absent). */
+export function formField(request: FastifyRequest, name: string): string {
+  const body = request.body;
+  if (!body || typeof body !== "object") return "";
+  const v = (body as Record<string, unknown>)[name];
+  const first = Array.isArray(v) ? v[0] : v;
+  return typeof first === "string" ? first : "";
+}
+
+/** Every value of a repeated form field (checkboxes). */
+export function formFields(request: FastifyRequest, name: string): string[] {
+  const body = request.body;
+  if (!body || typeof body !== "object") return [];
+  const v = (body as Record<string, unknown>)[name];
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter(
+    (x): x is string => typeof x === "string",
+  );
+}
+
+/**
+ * The toolkit every dashboard page uses: session guard, CSRF tokens, rendering inside the layout.
+ * Register pages with `kit.get` / `kit.post`: both redirect to sign-in without a signed-in
+ * session; `kit.post` also refuses a missing or wrong CSRF token (403) before the handler runs.
+ */
+export class DashboardKit {
+  /** Every route registered through get/post: all of them answer only to a signed-in session. */
+  readonly guardedRoutes: { method: "GET" | "POST"; path: string }[] = [];
+
+  constructor(
+    private readonly deps: {
+      sessions: SessionsService;
+      keyRing: KeyRing;
+      accounts: AccountsService;
+      database: { db: import("../../db/database.js").Database["db"] };
+      environment: "sandbox" | "live";
+      publicBaseUrl: string;
+    },
+  ) {}
+
+  get environment(): "sandbox" | "live" {
+    return this.deps.environment;
+  }
+
+  /** True when the dashboard is served over https (cookies get Secure). */
+  https(request: FastifyRequest): boolean {
+    return isHttps(request, this.deps.publicBaseUrl);
+  }
+
+  /** The live session of the request's cookie, at any stage (undefined when none). */
+  async session(request: FastifyRequest): Promise<LiveSession | undefined> {
+    return this.deps.sessions.resolve(readCookies(request)[DASHBOARD_SESSION_COOKIE]);
+  }
+
+  /** Sets the session cookie. */
+  setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeSeconds: number): void {
+    setCookie(reply, DASHBOARD_SESSION_COOKIE, token, {
+      path: DASHBOARD_PATH,
+      maxAgeSeconds,
+      secure: this.https(request),
+      sameSite: "Lax",
+    });
+  }
+
+  /** Clears the session cookie. */
+  clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+    setCookie(reply, DASHBOARD_SESSION_COOKIE, "", {
+      path: DASHBOARD_PATH,
+      maxAgeSeconds: 0,
+      secure: this.https(request),
+      sameSite: "Lax",
+    });
+  }
+
+  private csrfMac(kid: string, secret: string): string {
+    const key = createHmac("sha256", this.deps.keyRing.derive(kid, "secrets"))
+      .update("ferry/dashboard/csrf")
+      .digest();
+    return createHmac("sha256", key).update(secret).digest("base64url");
+  }
+
+  /** The CSRF token of the page's forms; sets the browser's CSRF secret cookie when missing. */
+  csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+    let secret = readCookies(request)[DASHBOARD_CSRF_COOKIE];
+    if (!secret || !/^[A-Za-z0-9_-]{24,64}$/.test(secret)) {
+      secret = randomBytes(24).toString("base64url");
+      setCookie(reply, DASHBOARD_CSRF_COOKIE, secret, {
+        path: DASHBOARD_PATH,
+        maxAgeSeconds: 86_400,
+        secure: this.https(request),
+        sameSite: "Strict",
+      });
+      // The new secret is also what this request's later reads see.
+      request.headers.cookie = `${request.headers.cookie ? `${request.headers.cookie}; ` : ""}${DASHBOARD_CSRF_COOKIE}=${secret}`;
+    }
+    const kid = this.deps.keyRing.activeKid;
+    return `${kid}.${this.csrfMac(kid, secret)}`;
+  }
+
+  /** True when the form's `csrf_token` field matches the browser's CSRF secret. */
+  validCsrf(request: FastifyRequest): boolean {
+    const secret = readCookies(request)[DASHBOARD_CSRF_COOKIE];
+    const token = formField(request, "csrf_token");
+    if (!secret || !token) return false;
+    const dot = token.indexOf(".");
+    const kid = token.slice(0, dot);
+    if (dot < 1 || !this.deps.keyRing.kids().includes(kid)) return false;
+    return constantTimeEqual(token, `${kid}.${this.csrfMac(kid, secret)}`);
+  }
+
+  /** Sends a 303 redirect (after a form post, or to sign-in). */
+  redirect(reply: FastifyReply, location: string): FastifyReply {
+    return reply.code(303).header("location", location).header("cache-control", "no-store").send();
+  }
+
+  /** Sends a full HTML page (security headers of the recipient pages: strict CSP, no-store, no framing). */
+  send(request: FastifyRequest, reply: FastifyReply, page: VNode, status = 200): FastifyReply {
+    applyRecipientHeaders(reply, this.https(request));
+    return reply.code(status).type("text/html; charset=utf-8").send(renderDocument(page));
+  }
+
+  /** Renders `body` inside the dashboard layout (navigation, environment badge, sign-out) and sends it. */
+  render(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ctx: PageContext,
+    options: RenderOptions,
+    body: VNode,
+  ): FastifyReply {
+    return this.send(
+      request,
+      reply,
+      <DashboardLayout
+        title={options.title}
+        environment={this.deps.environment}
+        section={options.section}
+        withScript={options.withScript}
+        signedIn={{ email: ctx.user.email, accountName: ctx.accountName, csrfToken: ctx.csrfToken }}
+      >
+        {body}
+      </DashboardLayout>,
+      options.status,
+    );
+  }
+
+  /** Renders a page without navigation (sign-in, setup, errors before sign-in). */
+  renderPublic(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    title: string,
+    body: VNode,
+    status = 200,
+  ): FastifyReply {
+    return this.send(
+      request,
+      reply,
+      <DashboardLayout title={title} environment={this.deps.environment}>
+        {body}
+      </DashboardLayout>,
+      status,
+    );
+  }
+
+  /**
+   * The session guard: the page context of a signed-in session, or undefined after redirecting
+   * (303) to sign-in, or to the sign-in step still owed (code, two-factor enrolment).
+   */
+  async guard(request: FastifyRequest, reply: FastifyReply): Promise<PageContext | undefined> {
+    const live = await this.session(request);
+    if (live?.session.stage !== "full") {
+      const next =
+        live?.session.stage === "password"
+          ? "/dashboard/sign-in/code"
+          : live?.session.stage === "enrol"
+            ? "/dashboard/setup/two-factor"
+            : request.method === "GET"
+              ? `/dashboard/sign-in?next=${encodeURIComponent(request.url.split("?")[0] ?? "/dashboard/")}`
+              : "/dashboard/sign-in";
+      this.redirect(reply, next);
+      return undefined;
+    }
+    const user = { userId: live.userId, accountId: live.accountId, email: live.email };
+    request.dashboardUser = user;
+    const profile = await this.deps.accounts.profile(this.deps.database.db, live.accountId);
+    return {
+      user,
+      csrfToken: this.csrfToken(request, reply),
+      accountName: profile?.name || profile?.email || "",
+      environment: this.deps.environment,
+    };
+  }
+
+  /** Refuses a form post with a wrong CSRF token: 403 page. Returns false when refused. */
+  checkCsrf(request: FastifyRequest, reply: FastifyReply): boolean {
+    if (this.validCsrf(request)) return true;
+    this.renderPublic(
+      request,
+      reply,
+      "Form expired",
+      <p>
+        The form expired or did not come from this dashboard. <a href="/dashboard/">Go back</a>, reload the
+        page and try again.
+      </p>,
+      403,
+    );
+    return false;
+  }
+
+  /** Registers a guarded GET page. */
+  get(app: Router, path: string, options: PageOptions, handler: PageHandler): void {
+    this.guardedRoutes.push({ method: "GET", path });
+    app.get(path, { config: { public: true }, schema: this.schema(options) }, async (request, reply) => {
+      const ctx = await this.guard(request, reply);
+      if (!ctx) return reply;
+      return this.run(handler, request, reply, ctx);
+    });
+  }
+
+  /**
+   * Runs a page handler; an AppError it throws (404 of another account's id, 400 of bad input,
+   * 429...) becomes an error page in the layout with the error's status and safe message.
+   */
+  private async run(handler: PageHandler, request: FastifyRequest, reply: FastifyReply, ctx: PageContext) {
+    try {
+      return await handler(request, reply, ctx);
+    } catch (err) {
+      if (!(err instanceof AppError) || reply.sent) throw err;
+      const status = errorStatus[err.code] ?? 400;
+      for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+      const title =
+        status === 404 ? "Not found" : status === 429 ? "Too many requests" : "Something is not right";
+      const detail = err instanceof ValidationError ? Object.values(err.fields).flat().join(" ") : err.detail;
+      return this.render(
+        request,
+        reply,
+        ctx,
+        { title, status },
+        <section class="fd-card">
+          <p role="alert">
+            {status === 404 ? "There is nothing here, or it belongs to another account." : detail}
+          </p>
+          <p>
+            <a href="/dashboard/">Back to the dashboard</a>
+          </p>
+        </section>,
+      );
+    }
+  }
+
+  /** Registers a guarded form post: session and CSRF checked before `handler` runs. */
+  post(app: Router, path: string, options: PageOptions, handler: PageHandler): void {
+    this.guardedRoutes.push({ method: "POST", path });
+    app.post(path, { config: { public: true }, schema: this.schema(options) }, async (request, reply) => {
+      const ctx = await this.guard(request, reply);
+      if (!ctx) return reply;
+      if (!this.checkCsrf(request, reply)) return reply;
+      return this.run(handler, request, reply, ctx);
+    });
+  }
+
+  /** Route schema of a dashboard page: named, tagged, kept out of the API document. */
+  schema(options: PageOptions) {
+    return {
+      operationId: options.operationId,
+      tags: ["dashboard"],
+      summary: options.summary ?? "Dashboard page",
+      hide: true,
+    };
+  }
+}

@@ -1,0 +1,386 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
+import { constantTimeEqual } from "../../crypto/hashing.js";
+import type { Database } from "../../db/database.js";
+import type { Clock } from "../../shared/clock.js";
+import { AppError } from "../../shared/errors.js";
+import { addSeconds, parseTimestamp, toTimestamp } from "../../shared/time.js";
+import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { openSecret, sealSecret } from "../notifications/index.js";
+import {
+  advanceTotpStep,
+  countUsersOfAccount,
+  deleteSessionsOfUser,
+  deleteUser,
+  findUserByEmail,
+  findUserById,
+  findUserBySetupHash,
+  insertUser,
+  listUsersOfAccount,
+  type UserRow,
+  updateUser,
+} from "./dashboard.repository.js";
+import { hashPassword, passwordProblem, verifyDecoy, verifyPassword } from "./password.js";
+import { matchTotpStep, newTotpSecret, totpQrDataUrl, totpUri } from "./totp.js";
+
+/** How long a setup link stays valid. */
+export const SETUP_LINK_SECONDS = 7 * 86_400;
+/** Failed password or code attempts in a row before the user is locked out. */
+export const LOCKOUT_THRESHOLD = 5;
+/** How long a lockout lasts. */
+export const LOCKOUT_SECONDS = 15 * 60;
+/** Recovery codes made at enrolment. */
+const RECOVERY_CODES = 10;
+const SEAL_LABEL = "ferry/dashboard/totp";
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Where a sign-in attempt came from (audit fields). */
+export interface SignInCaller {
+  ip: string;
+  method: string;
+  path: string;
+}
+
+/** A dashboard user as pages show it (never hashes or secrets). */
+export interface UserView {
+  id: number;
+  accountId: number;
+  email: string;
+  /** "active" (TOTP enrolled), "pending" (setup link not used or enrolment unfinished). */
+  status: "active" | "pending";
+  lastSignInAt: string | null;
+  created: string;
+}
+
+/** The outcome of a failed sign-in step, in words the form shows. */
+export class SignInRefused extends Error {}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** Normalises a recovery code as typed (case, spaces and dashes do not matter). */
+function normaliseRecoveryCode(code: string): string {
+  return code.toLowerCase().replace(/[\s-]/g, "");
+}
+
+function present(row: UserRow): UserView {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    email: row.email,
+    status: row.totp_enabled_at ? "active" : "pending",
+    lastSignInAt: row.last_sign_in_at,
+    created: row.created,
+  };
+}
+
+/**
+ * Dashboard users: setup links, passwords (scrypt), TOTP enrolment and recovery codes, the two
+ * steps of sign-in with lockout and replay refusal, and the colleagues of an account. Every
+ * sign-in outcome is audited: AAA-0001 on success, AAA-0002 on each refusal.
+ */
+export class UsersService {
+  constructor(
+    private readonly deps: {
+      database: Database;
+      clock: Clock;
+      keyRing: KeyRing;
+      audit: AuditWriter;
+      publicBaseUrl: string;
+      issuer: string;
+    },
+  ) {}
+
+  private now(): string {
+    return toTimestamp(this.deps.clock.now());
+  }
+
+  /** The one-time setup URL of a token. */
+  setupUrl(token: string): string {
+    return `${this.deps.publicBaseUrl}/dashboard/setup/${token}`;
+  }
+
+  /**
+   * Adds a user to an account and returns its one-time setup link (valid SETUP_LINK_SECONDS). An
+   * existing user who never finished setup gets a new link (the old one stops working); a user
+   * already set up, or one of another account, is a conflict.
+   */
+  async invite(
+    accountId: number,
+    email: string,
+    invitedBy: number | null,
+  ): Promise<{ user: UserView; setupUrl: string }> {
+    const normalised = email.trim().toLowerCase();
+    if (!EMAIL_PATTERN.test(normalised) || normalised.length > 254)
+      throw new AppError("INVALID_REQUEST", "Enter a valid email address.");
+    const token = randomBytes(32).toString("base64url");
+    const expires = toTimestamp(addSeconds(this.deps.clock.now(), SETUP_LINK_SECONDS));
+    const { db } = this.deps.database;
+    const existing = await findUserByEmail(db, normalised);
+    if (existing) {
+      if (existing.account_id !== accountId || existing.totp_enabled_at)
+        throw new AppError("CONFLICT", `A user with email ${normalised} already exists.`);
+      await updateUser(db, existing.id, {
+        setup_token_hash: sha256(token),
+        setup_expires_at: expires,
+        updated: this.now(),
+      });
+      return { user: present(existing), setupUrl: this.setupUrl(token) };
+    }
+    const row = await insertUser(db, {
+      accountId,
+      email: normalised,
+      setupTokenHash: sha256(token),
+      setupExpiresAt: expires,
+      invitedBy,
+      now: this.now(),
+    });
+    return { user: present(row), setupUrl: this.setupUrl(token) };
+  }
+
+  /** True when the account has no user yet (its first start). */
+  async hasNoUsers(accountId: number): Promise<boolean> {
+    return (await countUsersOfAccount(this.deps.database.db, accountId)) === 0;
+  }
+
+  /** The users of an account. */
+  async list(accountId: number): Promise<UserView[]> {
+    return (await listUsersOfAccount(this.deps.database.db, accountId)).map(present);
+  }
+
+  /** A user of an account, or undefined (another account's user is undefined too). */
+  async get(accountId: number, userId: number): Promise<UserView | undefined> {
+    const row = await findUserById(this.deps.database.db, userId);
+    return row && row.account_id === accountId ? present(row) : undefined;
+  }
+
+  /** Removes a user of an account (their sessions end); 404 when absent; a user cannot remove themself. */
+  async remove(accountId: number, userId: number, byUserId: number): Promise<void> {
+    if (userId === byUserId) throw new AppError("INVALID_REQUEST", "You cannot remove yourself.");
+    const removed = await this.deps.database.db
+      .transaction()
+      .execute((trx) => deleteUser(trx, accountId, userId));
+    if (!removed) throw new AppError("RESOURCE_NOT_FOUND", "No such user.");
+  }
+
+  /** The user a setup link names while it is valid, or undefined. */
+  async bySetupToken(token: string): Promise<UserView | undefined> {
+    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return undefined;
+    const row = await findUserBySetupHash(this.deps.database.db, sha256(token));
+    if (!row?.setup_expires_at || parseTimestamp(row.setup_expires_at) <= this.deps.clock.now())
+      return undefined;
+    return present(row);
+  }
+
+  /**
+   * Sets the password of the user a valid setup link names and uses the link up. Throws
+   * SignInRefused with the form's message when the link is no longer valid or the password too weak.
+   */
+  async setPasswordFromLink(token: string, password: string): Promise<UserView> {
+    const user = await this.bySetupToken(token);
+    if (!user) throw new SignInRefused("This setup link has expired or was already used. Ask for a new one.");
+    const problem = passwordProblem(password, user.email);
+    if (problem) throw new SignInRefused(problem);
+    await updateUser(this.deps.database.db, user.id, {
+      password_hash: await hashPassword(password),
+      setup_token_hash: null,
+      setup_expires_at: null,
+      // A new password restarts two-factor enrolment: the old secret and codes are dropped.
+      totp_secret: null,
+      totp_enabled_at: null,
+      recovery_codes: "[]",
+      failed_attempts: 0,
+      locked_until: null,
+      updated: this.now(),
+    });
+    await deleteSessionsOfUser(this.deps.database.db, user.id);
+    return user;
+  }
+
+  /** The TOTP enrolment of a user who has none confirmed: secret, otpauth URI and QR code (made once). */
+  async enrolment(userId: number): Promise<{ secret: string; uri: string; qrDataUrl: string }> {
+    const { db } = this.deps.database;
+    const row = await findUserById(db, userId);
+    if (!row) throw new AppError("RESOURCE_NOT_FOUND", "No such user.");
+    if (row.totp_enabled_at) throw new AppError("CONFLICT", "Two-factor authentication is already set up.");
+    let secret = row.totp_secret ? this.openTotp(row.totp_secret) : undefined;
+    if (!secret) {
+      secret = newTotpSecret();
+      await updateUser(db, userId, {
+        totp_secret: JSON.stringify(sealSecret(this.deps.keyRing, secret, SEAL_LABEL)),
+        updated: this.now(),
+      });
+    }
+    const uri = totpUri(secret, row.email, this.deps.issuer);
+    return { secret, uri, qrDataUrl: await totpQrDataUrl(uri) };
+  }
+
+  /**
+   * Confirms enrolment with a code of the new secret and returns the recovery codes, shown this
+   * once (stored hashed). Throws SignInRefused when the code does not match.
+   */
+  async confirmEnrolment(userId: number, code: string, caller: SignInCaller): Promise<string[]> {
+    const { db } = this.deps.database;
+    const row = await findUserById(db, userId);
+    if (!row?.totp_secret || row.totp_enabled_at) throw new SignInRefused("Start the setup again.");
+    await this.refuseWhenLocked(row, caller);
+    const secret = this.openTotp(row.totp_secret);
+    const step = secret ? matchTotpStep(secret, code.trim(), this.deps.clock.now()) : undefined;
+    if (step === undefined || !(await advanceTotpStep(db, userId, step, this.now()))) {
+      await this.fail(row, caller, "Enrolment code refused");
+      throw new SignInRefused("That code is not right. Enter the 6-digit code your app shows now.");
+    }
+    const codes = Array.from({ length: RECOVERY_CODES }, () => {
+      const raw = randomBytes(8).toString("hex");
+      return `${raw.slice(0, 4)}-${raw.slice(4, 8)}-${raw.slice(8, 12)}-${raw.slice(12)}`;
+    });
+    await db.transaction().execute(async (trx) => {
+      await updateUser(trx, userId, {
+        totp_enabled_at: this.now(),
+        recovery_codes: JSON.stringify(codes.map((c) => sha256(normaliseRecoveryCode(c)))),
+        failed_attempts: 0,
+        locked_until: null,
+        last_sign_in_at: this.now(),
+        updated: this.now(),
+      });
+      await this.deps.audit.write(trx, {
+        accountId: row.account_id,
+        code: AuditCode.TOKEN_ISSUED,
+        relatedModel: "user",
+        relationKey: row.id,
+        value: "Dashboard sign-in (two-factor set up)",
+        from: caller.ip,
+        method: caller.method,
+        path: caller.path,
+      });
+    });
+    return codes;
+  }
+
+  /**
+   * First step of sign-in: email and password. Returns the user (who then owes a TOTP or recovery
+   * code, or enrolment). Throws SignInRefused with one message for every wrong pair, so the form
+   * tells nothing about which emails exist; AAA-0002 is written on the account of a known email.
+   */
+  async checkPassword(email: string, password: string, caller: SignInCaller): Promise<UserView> {
+    const row = await findUserByEmail(this.deps.database.db, email.trim().toLowerCase());
+    if (!row?.password_hash) {
+      await verifyDecoy(password);
+      throw new SignInRefused("Wrong email or password.");
+    }
+    await this.refuseWhenLocked(row, caller);
+    if (!(await verifyPassword(password, row.password_hash))) {
+      await this.fail(row, caller, "Wrong password");
+      throw new SignInRefused("Wrong email or password.");
+    }
+    return present(row);
+  }
+
+  /**
+   * Second step of sign-in: a TOTP code (a code already accepted is refused: replay) or an unused
+   * recovery code (used up). Writes AAA-0001 on success, AAA-0002 on refusal (SignInRefused).
+   */
+  async checkSecondFactor(userId: number, code: string, caller: SignInCaller): Promise<UserView> {
+    const { db } = this.deps.database;
+    const row = await findUserById(db, userId);
+    if (!row?.totp_secret || !row.totp_enabled_at) throw new SignInRefused("Sign in again.");
+    await this.refuseWhenLocked(row, caller);
+    const typed = code.trim();
+    let how = "";
+    if (/^\d{6}$/.test(typed)) {
+      const secret = this.openTotp(row.totp_secret);
+      const step = secret ? matchTotpStep(secret, typed, this.deps.clock.now()) : undefined;
+      if (step !== undefined && (await advanceTotpStep(db, userId, step, this.now())))
+        how = "authenticator code";
+      else if (step !== undefined) {
+        await this.fail(row, caller, "Authenticator code replayed");
+        throw new SignInRefused("That code was already used. Wait for the next code and enter it.");
+      }
+    } else {
+      const hashes = JSON.parse(row.recovery_codes) as string[];
+      const wanted = sha256(normaliseRecoveryCode(typed));
+      const match = hashes.find((h) => constantTimeEqual(h, wanted));
+      if (match) {
+        await updateUser(db, userId, {
+          recovery_codes: JSON.stringify(hashes.filter((h) => h !== match)),
+          updated: this.now(),
+        });
+        how = "recovery code";
+      }
+    }
+    if (!how) {
+      await this.fail(row, caller, "Wrong two-factor code");
+      throw new SignInRefused("That code is not right.");
+    }
+    await db.transaction().execute(async (trx) => {
+      await updateUser(trx, userId, {
+        failed_attempts: 0,
+        locked_until: null,
+        last_sign_in_at: this.now(),
+        updated: this.now(),
+      });
+      await this.deps.audit.write(trx, {
+        accountId: row.account_id,
+        code: AuditCode.TOKEN_ISSUED,
+        relatedModel: "user",
+        relationKey: row.id,
+        value: `Dashboard sign-in (${how})`,
+        from: caller.ip,
+        method: caller.method,
+        path: caller.path,
+      });
+    });
+    return present(row);
+  }
+
+  /** How many unused recovery codes the user has. */
+  async recoveryCodesLeft(userId: number): Promise<number> {
+    const row = await findUserById(this.deps.database.db, userId);
+    return row ? (JSON.parse(row.recovery_codes) as string[]).length : 0;
+  }
+
+  private openTotp(sealed: string): string | undefined {
+    try {
+      return openSecret(this.deps.keyRing, JSON.parse(sealed), SEAL_LABEL);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Refuses (AAA-0002, SignInRefused) while the user is locked out. */
+  private async refuseWhenLocked(row: UserRow, caller: SignInCaller): Promise<void> {
+    if (row.locked_until && parseTimestamp(row.locked_until) > this.deps.clock.now()) {
+      await this.audit(row, caller, "Refused: locked out after repeated failures");
+      throw new SignInRefused(
+        "Too many failed attempts: sign-in is locked for 15 minutes. Try again later or ask a colleague.",
+      );
+    }
+  }
+
+  /** Counts a failure (locking out at LOCKOUT_THRESHOLD) and writes AAA-0002. */
+  private async fail(row: UserRow, caller: SignInCaller, reason: string): Promise<void> {
+    const fresh = await findUserById(this.deps.database.db, row.id);
+    const failures = (fresh?.failed_attempts ?? row.failed_attempts) + 1;
+    const lock = failures >= LOCKOUT_THRESHOLD;
+    await updateUser(this.deps.database.db, row.id, {
+      failed_attempts: lock ? 0 : failures,
+      locked_until: lock ? toTimestamp(addSeconds(this.deps.clock.now(), LOCKOUT_SECONDS)) : row.locked_until,
+      updated: this.now(),
+    });
+    await this.audit(row, caller, lock ? `${reason}; locked out` : reason);
+  }
+
+  private async audit(row: UserRow, caller: SignInCaller, value: string): Promise<void> {
+    await this.deps.audit.write(this.deps.database.db, {
+      accountId: row.account_id,
+      code: AuditCode.TOKEN_REFUSED,
+      relatedModel: "user",
+      relationKey: row.id,
+      value: `Dashboard sign-in refused: ${value}`,
+      from: caller.ip,
+      method: caller.method,
+      path: caller.path,
+    });
+  }
+}
