@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,8 +32,9 @@ const USAGE = `Usage: ferry-client <command> [options]
 Commands:
   login --url <base> --email <email> [--api-key <key>] [--remember-key]
                                  get a token and store it for the server (key also from FERRY_API_KEY)
-  send <files...> --to <email|phone> [--message <text>] [--concurrency <n>]
+  send <files...> --to <email|phone> [--message <text>] [--concurrency <n>] [--draft <request>]
                                  push files: draft, upload, send, notify; prints the link
+                                 (--draft continues an interrupted send: uploads resume)
   request --from <email|phone> [--message <text>]
                                  ask someone for files (pull); prints the link
   wait <request> [--interval <s>] [--timeout <s>]
@@ -121,6 +124,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         timeout: { type: "string" },
         out: { type: "string", short: "o" },
         limit: { type: "string" },
+        draft: { type: "string" },
       },
     });
   try {
@@ -174,9 +178,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 function fail(o: Output, e: unknown, interrupted: boolean): number {
+  const draft = (e as { draftRequest?: number } | undefined)?.draftRequest;
   const report = (code: number, message: string, extra: Record<string, unknown> = {}) => {
-    if (o.json) o.out(JSON.stringify({ error: message, exit_code: code, ...extra }));
-    else o.err(`ferry-client: ${message}`);
+    if (o.json)
+      o.out(
+        JSON.stringify({ error: message, exit_code: code, ...extra, ...(draft ? { request: draft } : {}) }),
+      );
+    else {
+      o.err(`ferry-client: ${message}`);
+      if (draft)
+        o.err(`Request ${draft} stays a draft: run the same command with --draft ${draft} to resume.`);
+    }
     return code;
   };
   if (interrupted) return report(EXIT.interrupted, "Interrupted. Run the same command again to resume.");
@@ -290,14 +302,23 @@ async function send(o: Output, client: FerryClient, files: string[], values: Val
     sizes.push(s.size);
   }
   const total = sizes.reduce((a, b) => a + b, 0);
-  const draft = await client.createRequest({
-    body: {
-      type: "push",
-      is_draft: true,
-      ...(values.message ? { message: values.message as string } : {}),
-      contact: contactFor(to),
-    } as never,
-  });
+  let existing: Schemas["Request"] | undefined;
+  if (values.draft !== undefined) {
+    existing = await client.getRequest({ id: requestId(values.draft as string) });
+    if (existing.type !== "push" || !existing.is_draft) {
+      throw new UsageError(`Request ${existing.id} is not a draft push request.`);
+    }
+  }
+  const draft =
+    existing ??
+    (await client.createRequest({
+      body: {
+        type: "push",
+        is_draft: true,
+        ...(values.message ? { message: values.message as string } : {}),
+        contact: contactFor(to),
+      } as never,
+    }));
   if (!o.quiet && !o.json)
     o.err(`Request ${draft.id} created (draft); uploading ${files.length} file(s), ${fmtBytes(total)}.`);
   const multibar = barsFor(o);
@@ -311,6 +332,21 @@ async function send(o: Output, client: FerryClient, files: string[], values: Val
     [];
   try {
     for (const [i, file] of files.entries()) {
+      const same = existing?.media.find(
+        (m) => m.name === basename(file) && m.bytes === sizes[i] && m.state === "available",
+      );
+      if (same?.sha256 && same.sha256 === (await sha256OfFile(file))) {
+        doneBytes[i] = sizes[i]!;
+        bars[i]?.update(sizes[i]!, barPayload(basename(file), undefined, sizes[i]!));
+        uploaded.push({
+          name: same.name,
+          media: same.id,
+          bytes: same.bytes,
+          sha256: same.sha256,
+          resumed_chunks: same.total_chunks,
+        });
+        continue;
+      }
       const result = await client.uploadFile({ request: draft.id }, file, {
         concurrency,
         signal,
@@ -336,6 +372,9 @@ async function send(o: Output, client: FerryClient, files: string[], values: Val
         resumed_chunks: result.chunksResumed,
       });
     }
+  } catch (e) {
+    if (e && typeof e === "object") Object.assign(e, { draftRequest: draft.id });
+    throw e;
   } finally {
     multibar?.stop();
   }
@@ -425,6 +464,12 @@ async function wait(
     await new Promise((r) => setTimeout(r, interval));
     signal.throwIfAborted();
   }
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const piece of createReadStream(path)) hash.update(piece as Buffer);
+  return hash.digest("hex");
 }
 
 function safeName(name: string, taken: Set<string>): string {

@@ -5,14 +5,18 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bytesOf } from "../../../test/helpers/media.js";
+import { bytesOf, deterministicStream } from "../../../test/helpers/media.js";
+import { eventually } from "../../../test/helpers/process.js";
 import { FerryClient } from "../src/index.js";
 import { cliBin, ensureBuilt, type ServerUnderTest, startServer } from "./server.js";
 
+const MiB = 1024 * 1024;
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
@@ -198,6 +202,52 @@ describe("ferry-client (CLI) against a real server", () => {
       expect.objectContaining({ id: pullId, type: "pull", state: "complete", files: 2 }),
       expect.objectContaining({ id: 1, type: "push", state: "open", files: 2, link }),
     ]);
+  });
+
+  it("a send killed midway (200 MB, 4 chunks in flight) is resumed by a second run with --draft", async () => {
+    const big = join(dir, "big.bin");
+    await pipeline(deterministicStream(200 * MiB, "cli-resume"), createWriteStream(big));
+    const client = new FerryClient({ baseUrl: server.base, apiKey: server.apiKey, email: server.email });
+    const before = (await client.listRequests({ page_size: 100 })).count;
+
+    const first = spawn(cliBin, ["send", big, "--to", "kim@example.com", "--concurrency", "4", "--json"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const firstDone = collect(first);
+    let draftId = 0;
+    let held: number[] = [];
+    await eventually(async () => {
+      const list = await client.listRequests({ page_size: 100 });
+      if (list.count === before) return false;
+      const draft = list.results[0]!;
+      draftId = draft.id;
+      const media = draft.media[0];
+      if (!media) return false;
+      held =
+        ((await client.getMedia({ id: media.id })) as { received_chunks?: number[] }).received_chunks ?? [];
+      return held.length >= 10;
+    }, 60_000);
+    first.kill("SIGKILL");
+    expect((await firstDone).code).toBe(null);
+    const unfinished = await client.getRequest({ id: draftId });
+    expect(unfinished).toMatchObject({ type: "push", is_draft: true });
+    expect(unfinished.media[0]!.state).toBe("uploading");
+
+    const second = await run(["send", big, "--to", "kim@example.com", "--draft", String(draftId), "--json"]);
+    expect(second.code, second.stderr + second.stdout).toBe(0);
+    const result = JSON.parse(second.stdout);
+    expect(result.request).toBe(draftId);
+    expect(result.files).toHaveLength(1);
+    expect(result.files[0].media).toBe(unfinished.media[0]!.id);
+    expect(result.files[0].resumed_chunks).toBeGreaterThanOrEqual(held.length);
+    expect(result.files[0].bytes).toBe(200 * MiB);
+    expect(result.files[0].sha256).toBe(
+      createHash("sha256")
+        .update(await readFile(big))
+        .digest("hex"),
+    );
+    expect(result.notified).toEqual(["kim@example.com"]);
   });
 
   it("--quiet prints only the result, and wait --timeout exits 5", async () => {
