@@ -54,7 +54,7 @@ export interface FerryClientOptions {
   maxRetries?: number | undefined;
   /** Longest wait for one retry in ms (default 60000); a longer Retry-After fails at once. */
   maxRetryDelayMs?: number | undefined;
-  /** The fetch to use (default globalThis.fetch). */
+  /** The fetch to use (default: the platform's fetch; on Node a node:http one, see node-fetch.ts). */
   fetch?: typeof fetch | undefined;
   /** Called before each retry of a 429/503 answer (to show or log it). */
   onRetry?:
@@ -68,6 +68,13 @@ interface Claims {
   exp?: number;
   orig_iat?: number;
 }
+
+const isNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
+
+/** node:http on Node (node-fetch.ts says why), the platform's fetch elsewhere. */
+const defaultFetch: typeof fetch = isNode
+  ? async (input, init) => (await import("./node-fetch.js")).nodeFetch(input, init)
+  : (input, init) => globalThis.fetch(input, init);
 
 function decodeClaims(token: string): Claims {
   try {
@@ -127,7 +134,7 @@ export class FerryCore {
   constructor(options: FerryClientOptions) {
     this.options = options;
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
-    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.fetchImpl = options.fetch ?? defaultFetch;
     if (options.token) this.setToken(options.token, false);
   }
 

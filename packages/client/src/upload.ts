@@ -45,13 +45,20 @@ export interface UploadHost {
   send(req: RawRequest): Promise<Response>;
 }
 
+type Alloc = (index: number, length: number) => Uint8Array;
+
+const plainAlloc: Alloc = (_index, length) => new Uint8Array(length);
+
 interface Opened {
   name: string;
   size: number;
   lastModified: number;
   contentType: string | undefined;
-  /** The file's chunks in order. */
-  chunks(chunkSize: number): AsyncGenerator<Uint8Array>;
+  /**
+   * The file's chunks in order. `alloc(index, length)` gives the memory chunk `index` (1-based) is
+   * read into, so that it can sit inside its request body without another copy.
+   */
+  chunks(chunkSize: number, alloc?: Alloc): AsyncGenerator<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -66,10 +73,10 @@ async function openSource(source: UploadSource, opts: UploadOptions): Promise<Op
       size: stat.size,
       lastModified: Math.floor(stat.mtimeMs),
       contentType: opts.contentType,
-      async *chunks(chunkSize) {
+      async *chunks(chunkSize, alloc = plainAlloc) {
         for (let pos = 0; pos < stat.size || pos === 0; pos += chunkSize) {
           const length = Math.min(chunkSize, stat.size - pos);
-          const buf = new Uint8Array(length);
+          const buf = alloc(pos / chunkSize + 1, length);
           let got = 0;
           while (got < length) {
             const { bytesRead } = await handle.read(buf, got, length - got, pos + got);
@@ -89,9 +96,12 @@ async function openSource(source: UploadSource, opts: UploadOptions): Promise<Op
       size: source.size,
       lastModified: (source as File).lastModified ?? 0,
       contentType: opts.contentType ?? (source.type || undefined),
-      async *chunks(chunkSize) {
+      async *chunks(chunkSize, alloc = plainAlloc) {
         for (let pos = 0; pos < source.size || pos === 0; pos += chunkSize) {
-          yield new Uint8Array(await source.slice(pos, pos + chunkSize).arrayBuffer());
+          const bytes = new Uint8Array(await source.slice(pos, pos + chunkSize).arrayBuffer());
+          const buf = alloc(pos / chunkSize + 1, bytes.length);
+          buf.set(bytes);
+          yield buf;
           if (source.size === 0) return;
         }
       },
@@ -152,8 +162,25 @@ async function* readerIterable(stream: ReadableStream<Uint8Array>): AsyncGenerat
   }
 }
 
-/** A multipart/form-data body of text fields then one file part, as a Blob (cheap to resend). */
-function multipart(fields: Record<string, string | number | undefined>, name: string, bytes: Uint8Array) {
+const isNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
+const encoder = new TextEncoder();
+
+/** Memory for a body that is written whole (not zero-filled on Node). */
+function allocate(length: number): Uint8Array<ArrayBuffer> {
+  return isNode ? (Buffer.allocUnsafe(length) as Uint8Array<ArrayBuffer>) : new Uint8Array(length);
+}
+
+/**
+ * A multipart/form-data body of text fields then one file part of `length` bytes, as one buffer
+ * (fetch sends it as is; a Blob body would be streamed in small reads, far slower): `file` is the
+ * view the file part's bytes go in.
+ */
+function multipartBody(
+  fields: Record<string, string | number | undefined>,
+  name: string,
+  length: number,
+  pool?: BufferPool,
+) {
   const boundary = `----ferry-sdk-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
   let head = "";
   for (const [k, v] of Object.entries(fields)) {
@@ -162,8 +189,42 @@ function multipart(fields: Record<string, string | number | undefined>, name: st
   }
   const safe = name.replace(/["\r\n\\]/g, "_");
   head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${safe}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-  const body = new Blob([head, bytes as Uint8Array<ArrayBuffer>, `\r\n--${boundary}--\r\n`]);
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+  const headBytes = encoder.encode(head);
+  const tailBytes = encoder.encode(`\r\n--${boundary}--\r\n`);
+  const total = headBytes.length + length + tailBytes.length;
+  const base = pool?.take(total) ?? allocate(total);
+  const body = base.subarray(0, total);
+  body.set(headBytes, 0);
+  body.set(tailBytes, headBytes.length + length);
+  return {
+    body,
+    file: body.subarray(headBytes.length, headBytes.length + length),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    release: () => pool?.give(base),
+  };
+}
+
+/** Chunk bodies for reuse: a few large buffers instead of one per chunk (less garbage collection). */
+class BufferPool {
+  private free: Uint8Array<ArrayBuffer>[] = [];
+  constructor(
+    private readonly capacity: number,
+    private readonly max: number,
+  ) {}
+  take(length: number): Uint8Array<ArrayBuffer> | undefined {
+    if (length > this.capacity) return undefined;
+    return this.free.pop() ?? allocate(this.capacity);
+  }
+  give(buffer: Uint8Array<ArrayBuffer>): void {
+    if (buffer.length === this.capacity && this.free.length < this.max) this.free.push(buffer);
+  }
+}
+
+/** multipartBody with the file part's bytes copied in. */
+function multipart(fields: Record<string, string | number | undefined>, name: string, bytes: Uint8Array) {
+  const m = multipartBody(fields, name, bytes.length);
+  m.file.set(bytes);
+  return m;
 }
 
 /** The fingerprint of ADR 0022: SHA-256 of "ferry-upload-v1\n<name>\n<size>\n<lastModified>\n<SHA-256 of chunk 1>". */
@@ -236,10 +297,27 @@ export async function uploadFile(
   try {
     const totalChunks = Math.max(1, Math.ceil(file.size / chunkSize));
     const hash = await createSha256();
-    const chunks = file.chunks(chunkSize);
+    // Chunks 2.. are read straight into their PUT bodies; chunk 1 (read before it is known whether
+    // it is sent by POST or PUT) is copied into its body.
+    const bodies = new Map<number, ReturnType<typeof multipartBody>>();
+    const pool = new BufferPool(chunkSize + 4096, concurrency + 2);
+    const chunks = file.chunks(chunkSize, (index, length) => {
+      if (index === 1) return allocate(length);
+      const m = multipartBody(
+        { current_chunk: index, fingerprint: fingerprintRef.value },
+        file.name,
+        length,
+        pool,
+      );
+      bodies.set(index, m);
+      return m.file;
+    });
+    const fingerprintRef = { value: "" };
     const first = (await chunks.next()).value as Uint8Array;
     hash.update(first);
-    const fingerprint = await uploadFingerprint(file.name, file.size, file.lastModified, first);
+    fingerprintRef.value = await uploadFingerprint(file.name, file.size, file.lastModified, first);
+    const fingerprint = fingerprintRef.value;
+    const common = { fingerprint };
 
     let media: Media | undefined;
     let held = new Set<number>();
@@ -275,7 +353,6 @@ export async function uploadFile(
       report();
     };
 
-    const common = { fingerprint };
     if (!media) {
       const form = multipart(
         {
@@ -306,16 +383,21 @@ export async function uploadFile(
     }
     const mediaId = media.id;
     const sendChunk = async (index: number, bytes: Uint8Array) => {
-      const form = multipart({ current_chunk: index, ...common }, file.name, bytes);
-      const res = await host.send({
-        method: "PUT",
-        path: `/v1/media/${mediaId}`,
-        headers: { "content-type": form.contentType },
-        body: () => form.body,
-        signal,
-        operation: "uploadMediaChunk",
-      });
-      note(await json<Media>(res), bytes.length);
+      const form = bodies.get(index) ?? multipart({ current_chunk: index, ...common }, file.name, bytes);
+      bodies.delete(index);
+      try {
+        const res = await host.send({
+          method: "PUT",
+          path: `/v1/media/${mediaId}`,
+          headers: { "content-type": form.contentType },
+          body: () => form.body,
+          signal,
+          operation: "uploadMediaChunk",
+        });
+        note(await json<Media>(res), bytes.length);
+      } finally {
+        form.release();
+      }
     };
 
     let failure: unknown;
@@ -340,7 +422,11 @@ export async function uploadFile(
       if (failure !== undefined) break;
       signal.throwIfAborted();
       hash.update(bytes);
-      if (held.has(index)) continue;
+      if (held.has(index)) {
+        bodies.get(index)?.release();
+        bodies.delete(index);
+        continue;
+      }
       start(index, bytes);
       while (inFlight.size >= concurrency) await Promise.race(inFlight);
     }

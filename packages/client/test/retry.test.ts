@@ -89,6 +89,24 @@ describe("retries, tokens and errors (scripted server)", () => {
     expect(seen.map((s) => s.url)).toEqual(["/v1/account/", "/v1/account/"]);
   });
 
+  it("does the same through the platform's fetch (as in browsers)", async () => {
+    script = [
+      {
+        status: 429,
+        headers: { "retry-after": "0" },
+        body: { code: "RATE_LIMIT_REACHED", detail: "Slow down." },
+      },
+      { status: 200, body: { id: 3 } },
+    ];
+    const client = new FerryClient({
+      baseUrl: base,
+      token: jwt({ exp: Date.now() / 1000 + 3600 }),
+      fetch: globalThis.fetch,
+    });
+    expect(await client.getAccount()).toEqual({ id: 3 });
+    expect(seen).toHaveLength(2);
+  });
+
   it("retries a 503 with an HTTP-date Retry-After, and gives up with a typed error after maxRetries", async () => {
     const soon = new Date(Date.now() + 1000).toUTCString();
     script = [

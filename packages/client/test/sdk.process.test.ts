@@ -130,9 +130,18 @@ describe("the SDK against a real server", () => {
     const draft = await client.createRequest({ body: { type: "push", is_draft: true } as never });
     const src = join(dir, "dl-src.bin");
     await pipeline(deterministicStream(40 * MiB, "sdk-download"), createWriteStream(src));
-    const up = await client.uploadFile({ request: draft.id }, new Blob([await readFile(src)]), {
-      name: "dl.bin",
+    // Uploaded from a Blob through the platform's fetch, as in a browser.
+    const browserLike = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      fetch: globalThis.fetch,
     });
+    const up = await browserLike.uploadFile({ request: draft.id }, new Blob([await readFile(src)]), {
+      name: "dl.bin",
+      concurrency: 3,
+    });
+    expect(up.media).toMatchObject({ name: "dl.bin", state: "available", bytes: 40 * MiB });
     const dest = join(dir, "dl.bin");
     const stop = new AbortController();
     const cut = await client
