@@ -85,7 +85,9 @@ function contactFor(address: string) {
   if (!isEmail && !/^\+?[0-9 ().-]{6,}$/.test(address)) {
     throw new UsageError(`"${address}" is neither an email address nor a phone number.`);
   }
-  return [{ contactmethod: [{ interface_class: isEmail ? "email" : "sms", value: address }] }];
+  return [
+    { contactmethod: [{ interface_class: isEmail ? ("email" as const) : ("sms" as const), value: address }] },
+  ];
 }
 
 function intOption(value: string | undefined, name: string, fallback: number): number {
@@ -317,7 +319,7 @@ async function send(o: Output, client: FerryClient, files: string[], values: Val
         is_draft: true,
         ...(values.message ? { message: values.message as string } : {}),
         contact: contactFor(to),
-      } as never,
+      },
     }));
   if (!o.quiet && !o.json)
     o.err(`Request ${draft.id} created (draft); uploading ${files.length} file(s), ${fmtBytes(total)}.`);
@@ -378,7 +380,7 @@ async function send(o: Output, client: FerryClient, files: string[], values: Val
   } finally {
     multibar?.stop();
   }
-  await client.updateRequest({ id: draft.id, body: { is_draft: false } as never });
+  await client.updateRequest({ id: draft.id, body: { is_draft: false } });
   const notified = await client.sendRequestNotification({ id: draft.id });
   const request = await client.getRequest({ id: draft.id });
   const link = linkOf(request);
@@ -411,7 +413,7 @@ async function pull(o: Output, client: FerryClient, values: Values) {
       type: "pull",
       ...(values.message ? { message: values.message as string } : {}),
       contact: contactFor(from),
-    } as never,
+    },
   });
   await client.sendRequestNotification({ id: created.id });
   const link = linkOf(created);

@@ -176,7 +176,7 @@ describe("ferry-client (CLI) against a real server", () => {
           { name: "id.pdf", bytes: 300_000 },
           { name: "id.txt", content: "hello" },
         ],
-      } as never,
+      },
     });
     const waited = await waiting;
     expect(waited.code, waited.stdout).toBe(0);

@@ -72,7 +72,7 @@ describe("the SDK against a real server", () => {
         body: {
           type: "pull",
           contact: [{ contactmethod: [{ interface_class: "email", value: "not-an-email" }] }],
-        } as never,
+        },
       })
       .catch((e) => e);
     expect(invalid).toBeInstanceOf(FerryApiError);
@@ -85,7 +85,7 @@ describe("the SDK against a real server", () => {
     const path = join(dir, "big.bin");
     await pipeline(deterministicStream(200 * MiB, "sdk-resume"), createWriteStream(path));
     const expected = await sha256File(path);
-    const draft = await client.createRequest({ body: { type: "push", is_draft: true } as never });
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
 
     const stop = new AbortController();
     let sentBeforeStop = 0;
@@ -127,7 +127,7 @@ describe("the SDK against a real server", () => {
   });
 
   it("downloads to a file, is interrupted, and resumes with a Range request", async () => {
-    const draft = await client.createRequest({ body: { type: "push", is_draft: true } as never });
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
     const src = join(dir, "dl-src.bin");
     await pipeline(deterministicStream(40 * MiB, "sdk-download"), createWriteStream(src));
     // Uploaded from a Blob through the platform's fetch, as in a browser.
@@ -172,11 +172,11 @@ describe("the SDK against a real server", () => {
         type: "pull",
         callback_url: `${receiver.url}/hook?order=7`,
         contact: [{ contactmethod: [{ interface_class: "email", value: "jo@example.com" }] }],
-      } as never,
+      },
     });
     await client.sandboxCompleteRequest({
       id: request.id,
-      body: { receiver_message: "Here you go", files: [{ name: "a.txt", content: "hi" }] } as never,
+      body: { receiver_message: "Here you go", files: [{ name: "a.txt", content: "hi" }] },
     });
     const [hook] = await receiver.waitFor(1);
     const event = verifyWebhook(secret, hook!.headers, hook!.body);
