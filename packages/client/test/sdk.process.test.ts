@@ -126,6 +126,27 @@ describe("the SDK against a real server", () => {
     expect(progress.at(-1)).toBe(200 * MiB);
   });
 
+  it("uploads from a stream of unknown chunking when told its size and name", async () => {
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
+    const size = 9 * MiB + 17;
+    const expected = createHash("sha256");
+    for await (const piece of deterministicStream(size, "sdk-stream")) expected.update(piece as Buffer);
+    const up = await client.uploadFile({ request: draft.id }, deterministicStream(size, "sdk-stream"), {
+      size,
+      name: "stream.bin",
+      chunkSize: 2 * MiB,
+    });
+    expect(up.media).toMatchObject({ name: "stream.bin", bytes: size, total_chunks: 5, state: "available" });
+    expect(up.sha256).toBe(expected.digest("hex"));
+    const tooShort = await client
+      .uploadFile({ request: draft.id }, deterministicStream(1000, "short"), {
+        size: 2000,
+        name: "short.bin",
+      })
+      .catch((e) => e);
+    expect(tooShort.message).toContain("the stream had 1000 bytes, not 2000");
+  });
+
   it("downloads to a file, is interrupted, and resumes with a Range request", async () => {
     const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
     const src = join(dir, "dl-src.bin");
