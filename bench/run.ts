@@ -12,6 +12,7 @@ import { mediaBench } from "./media.bench.js";
 import { notificationsBench } from "./notifications.bench.js";
 import { recipientBench } from "./recipient.bench.js";
 import { requestsBench } from "./requests.bench.js";
+import { sdkBench } from "./sdk.bench.js";
 
 const modules: BenchModule[] = [
   foundationBench,
@@ -22,6 +23,7 @@ const modules: BenchModule[] = [
   recipientBench,
   containersBench,
   mediaBench,
+  sdkBench,
 ];
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

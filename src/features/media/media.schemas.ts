@@ -27,6 +27,13 @@ export const MediaSchema = Type.Object(
     extension: Type.String({ description: "Lower-case extension without the dot.", examples: ["pdf"] }),
     total_chunks: Type.Integer({ examples: [1] }),
     current_chunk: Type.Integer({ description: "Chunks received so far.", examples: [1] }),
+    received_chunks: Type.Optional(
+      Type.Array(Type.Integer(), {
+        description:
+          "Only in GET /v1/media/{id}/: the 1-based numbers of the chunks the server holds, so that a client resumes an upload with the missing ones.",
+        examples: [[1, 2, 4]],
+      }),
+    ),
     total_bytes: Type.Union([Type.Integer(), Type.Null()], {
       description:
         "The size declared with the first chunk (`total_bytes`): the media becomes available only at exactly this many bytes. Null when the upload declared none.",

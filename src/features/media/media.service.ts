@@ -206,13 +206,16 @@ export class MediaService {
     return { results: rows.map(presentMedia), count };
   }
 
-  /** GET /v1/media/{id}/: information only (404 for absent or another account's). */
-  async get(auth: AuthContext, id: string): Promise<MediaView> {
+  /**
+   * GET /v1/media/{id}/: information only (404 for absent or another account's), with the chunk
+   * numbers the server holds (`received_chunks`) so that a client can resume an upload.
+   */
+  async get(auth: AuthContext, id: string): Promise<MediaView & { received_chunks: number[] }> {
     const mediaId = parseId(id);
     const row =
       mediaId === undefined ? undefined : await findMedia(this.deps.database.db, auth.accountId, mediaId);
     if (!row) throw notFound("Media");
-    return presentMedia(row);
+    return { ...presentMedia(row), received_chunks: await this.receivedChunks(row.id) };
   }
 
   /** GET /v1/media/{id}/download as the owner. */

@@ -118,14 +118,27 @@ describe("POST /v1/media/ (whole files)", () => {
     });
   });
 
-  it("answers GET /v1/media/{id}/ with the object the upload answered", async () => {
+  it("answers GET /v1/media/{id}/ with the object the upload answered and the chunks it holds", async () => {
     const res = await upload({ request: draft, name: "again.txt", content_type: "text/plain" }, bytesOf(9));
     const info = await t.app.inject({
       method: "GET",
       url: `/v1/media/${res.json().id}/`,
       headers: owner.headers,
     });
-    expect(info.json()).toEqual(res.json());
+    expect(info.json()).toEqual({ ...res.json(), received_chunks: [1] });
+  });
+
+  it("lists the chunks an unfinished upload holds, so that a client resumes with the others", async () => {
+    const first = await upload(
+      { request: draft, name: "parts.bin", total_chunks: 4, current_chunk: 2 },
+      bytesOf(10, "p2"),
+    );
+    expect(first.statusCode, first.body).toBe(201);
+    const id = first.json().id;
+    const put4 = await putChunk(id, 4, bytesOf(5, "p4"));
+    expect(put4.statusCode, put4.body).toBe(201);
+    const info = await t.app.inject({ method: "GET", url: `/v1/media/${id}/`, headers: owner.headers });
+    expect(info.json()).toMatchObject({ state: "uploading", current_chunk: 2, received_chunks: [2, 4] });
   });
 
   it.each([0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1])(

@@ -1,0 +1,238 @@
+/**
+ * The SDK against a real `ferry serve` process: typed calls and errors, pagination, a 200 MB upload
+ * with four chunks in flight interrupted and resumed, a download interrupted and resumed with Range,
+ * a real rate limit, and the verification of a real callback.
+ */
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deterministicStream } from "../../../test/helpers/media.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../../../test/helpers/webhook-receiver.js";
+import {
+  FerryApiError,
+  FerryClient,
+  type RequestCompleteEvent,
+  verifyWebhook,
+  WebhookVerificationError,
+} from "../src/index.js";
+import { type ServerUnderTest, startServer } from "./server.js";
+
+const MiB = 1024 * 1024;
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  h.update(await readFile(path));
+  return h.digest("hex");
+}
+
+describe("the SDK against a real server", () => {
+  let server: ServerUnderTest;
+  let client: FerryClient;
+  let dir: string;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    server = await startServer();
+    client = new FerryClient({ baseUrl: server.base, apiKey: server.apiKey, email: server.email });
+    dir = await mkdtemp(join(tmpdir(), "ferry-sdk-"));
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("gets a token by itself, calls typed methods and pages through lists", async () => {
+    const account = await client.getAccount();
+    expect(account).toMatchObject({ email: server.email, environment: "sandbox" });
+    for (let i = 0; i < 5; i++) {
+      await client.createContact({
+        body: {
+          first_name: `C${i}`,
+          contactmethod: [{ interface_class: "email", value: `c${i}@example.com` }],
+        },
+      });
+    }
+    const names: string[] = [];
+    for await (const c of client.paginate("listContacts", { page_size: 2 })) names.push(c.first_name ?? "");
+    expect(names.sort()).toEqual(["C0", "C1", "C2", "C3", "C4"]);
+  });
+
+  it("throws typed errors with the spec's code and field messages", async () => {
+    const missing = await client.getRequest({ id: 999_999 }).catch((e) => e);
+    expect(missing).toBeInstanceOf(FerryApiError);
+    expect(missing).toMatchObject({ status: 404, code: "RESOURCE_NOT_FOUND" });
+    const invalid = await client
+      .createRequest({
+        body: {
+          type: "pull",
+          contact: [{ contactmethod: [{ interface_class: "email", value: "not-an-email" }] }],
+        },
+      })
+      .catch((e) => e);
+    expect(invalid).toBeInstanceOf(FerryApiError);
+    expect(invalid.status).toBe(400);
+    expect(invalid.code).toBe("INVALID_REQUEST");
+    expect(JSON.stringify(invalid.fields)).toContain("email");
+  });
+
+  it("uploads 200 MB with 4 chunks in flight, is interrupted midway, and a second run resumes it", async () => {
+    const path = join(dir, "big.bin");
+    await pipeline(deterministicStream(200 * MiB, "sdk-resume"), createWriteStream(path));
+    const expected = await sha256File(path);
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
+
+    const stop = new AbortController();
+    let sentBeforeStop = 0;
+    const first = await client
+      .uploadFile({ request: draft.id }, path, {
+        concurrency: 4,
+        signal: stop.signal,
+        onProgress: (p) => {
+          sentBeforeStop = p.chunks ?? 0;
+          if ((p.chunks ?? 0) >= 20) stop.abort(new Error("stopped midway"));
+        },
+      })
+      .catch((e) => e);
+    expect(first).toBeInstanceOf(Error);
+    expect(sentBeforeStop).toBeGreaterThanOrEqual(20);
+
+    const media = await client.listMedia({ request: String(draft.id) });
+    expect(media.results).toHaveLength(1);
+    const unfinished = await client.getMedia({ id: media.results[0]!.id });
+    expect(unfinished.state).toBe("uploading");
+    const held = (unfinished as { received_chunks?: number[] }).received_chunks ?? [];
+    expect(held.length).toBeGreaterThanOrEqual(20);
+    expect(held.length).toBeLessThan(50);
+
+    const progress: number[] = [];
+    const second = await client.uploadFile({ request: draft.id }, path, {
+      concurrency: 4,
+      onProgress: (p) => progress.push(p.bytes),
+    });
+    expect(second.media.id).toBe(unfinished.id);
+    // Chunks in flight when the first run stopped may still have been stored after it looked.
+    expect(second.chunksResumed).toBeGreaterThanOrEqual(held.length);
+    expect(second.chunksSent + second.chunksResumed).toBe(50);
+    expect(second.chunksSent).toBeLessThanOrEqual(50 - 20);
+    expect(second.sha256).toBe(expected);
+    expect(second.media).toMatchObject({ state: "available", bytes: 200 * MiB, sha256: expected });
+    expect(progress[0]).toBeGreaterThanOrEqual(held.length * 4 * MiB - 4 * MiB);
+    expect(progress.at(-1)).toBe(200 * MiB);
+  });
+
+  it("uploads from a stream of unknown chunking when told its size and name", async () => {
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
+    const size = 9 * MiB + 17;
+    const expected = createHash("sha256");
+    for await (const piece of deterministicStream(size, "sdk-stream")) expected.update(piece as Buffer);
+    const up = await client.uploadFile({ request: draft.id }, deterministicStream(size, "sdk-stream"), {
+      size,
+      name: "stream.bin",
+      chunkSize: 2 * MiB,
+    });
+    expect(up.media).toMatchObject({ name: "stream.bin", bytes: size, total_chunks: 5, state: "available" });
+    expect(up.sha256).toBe(expected.digest("hex"));
+    const tooShort = await client
+      .uploadFile({ request: draft.id }, deterministicStream(1000, "short"), {
+        size: 2000,
+        name: "short.bin",
+      })
+      .catch((e) => e);
+    expect(tooShort.message).toContain("the stream had 1000 bytes, not 2000");
+  });
+
+  it("downloads to a file, is interrupted, and resumes with a Range request", async () => {
+    const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
+    const src = join(dir, "dl-src.bin");
+    await pipeline(deterministicStream(40 * MiB, "sdk-download"), createWriteStream(src));
+    // Uploaded from a Blob through the platform's fetch, as in a browser.
+    const browserLike = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      fetch: globalThis.fetch,
+    });
+    const up = await browserLike.uploadFile({ request: draft.id }, new Blob([await readFile(src)]), {
+      name: "dl.bin",
+      concurrency: 3,
+    });
+    expect(up.media).toMatchObject({ name: "dl.bin", state: "available", bytes: 40 * MiB });
+    const dest = join(dir, "dl.bin");
+    const stop = new AbortController();
+    const cut = await client
+      .downloadFile(up.media.id, dest, {
+        signal: stop.signal,
+        onProgress: (p) => {
+          if (p.bytes > 10 * MiB) stop.abort(new Error("cut"));
+        },
+      })
+      .catch((e) => e);
+    expect(cut).toBeInstanceOf(Error);
+    const partial = (await stat(`${dest}.part`)).size;
+    expect(partial).toBeGreaterThan(10 * MiB);
+    expect(partial).toBeLessThan(40 * MiB);
+
+    const resumed = await client.downloadFile(up.media.id, dest);
+    expect(resumed.resumedBytes).toBe(partial);
+    expect(resumed.bytes).toBe(40 * MiB);
+    expect(resumed.sha256).toBe(up.sha256);
+    expect(await sha256File(dest)).toBe(up.sha256);
+    await expect(stat(`${dest}.part`)).rejects.toThrow();
+  });
+
+  it("verifies a real callback with the account's secret; the payload is typed by its type", async () => {
+    const { secret } = await client.getCallbackSecret();
+    const request = await client.createRequest({
+      body: {
+        type: "pull",
+        callback_url: `${receiver.url}/hook?order=7`,
+        contact: [{ contactmethod: [{ interface_class: "email", value: "jo@example.com" }] }],
+      },
+    });
+    await client.sandboxCompleteRequest({
+      id: request.id,
+      body: { receiver_message: "Here you go", files: [{ name: "a.txt", content: "hi" }] },
+    });
+    const [hook] = await receiver.waitFor(1);
+    const event = verifyWebhook(secret, hook!.headers, hook!.body);
+    expect(event.type).toBe("request_complete");
+    if (event.type === "request_complete") {
+      const typed: RequestCompleteEvent = event;
+      expect(typed.request).toMatchObject({
+        id: request.id,
+        complete: true,
+        receiver_message: "Here you go",
+      });
+    }
+    expect(() => verifyWebhook(secret, hook!.headers, hook!.body.replace("Here", "Hare"))).toThrow(
+      WebhookVerificationError,
+    );
+  });
+});
+
+describe("a real rate limit", () => {
+  let server: ServerUnderTest;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PER_APPLICATION: "3", RATE_LIMIT_WINDOW_SECONDS: "1" });
+  });
+  afterAll(async () => server?.stop());
+
+  it("waits as long as Retry-After says and then succeeds", async () => {
+    const retries: { status: number; waitMs: number }[] = [];
+    const client = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      onRetry: (r) => retries.push(r),
+    });
+    for (let i = 0; i < 8; i++) expect((await client.getAccount()).email).toBe(server.email);
+    expect(retries.length).toBeGreaterThan(0);
+    expect(retries.every((r) => r.status === 429 && r.waitMs >= 0 && r.waitMs <= 1000)).toBe(true);
+  });
+});
