@@ -1,0 +1,28 @@
+/**
+ * The owner pages built on the other features' services (templates, branding, requests and
+ * containers with their deliveries, audit log, sandbox outbox). They are composed after those
+ * features exist (src/app/ferry.ts), through the dashboard kit of the dashboard feature.
+ */
+import type { RouteModule } from "../../shared/feature.js";
+import type { AuditLog } from "../audit/index.js";
+import type { CapturedOutbox } from "../notifications/index.js";
+import type { DashboardKit } from "./dashboard-kit.js";
+import { auditPages } from "./pages/audit.pages.js";
+import { outboxPages } from "./pages/outbox.pages.js";
+
+/** What the owner pages use. */
+export interface OwnerPagesDeps {
+  kit: DashboardKit;
+  sandbox: boolean;
+  outbox: CapturedOutbox;
+  audit: AuditLog;
+}
+
+/** The owner pages' route modules, in registration order: add new page groups here. */
+export function dashboardOwnerPages(deps: OwnerPagesDeps): RouteModule[] {
+  const { kit } = deps;
+  return [
+    outboxPages({ kit, outbox: deps.outbox, sandbox: deps.sandbox }),
+    auditPages({ kit, audit: deps.audit }),
+  ];
+}
