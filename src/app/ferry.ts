@@ -327,6 +327,11 @@ export async function createFerry(
     sandbox: config.isSandbox,
     outbox: notifications.service.outbox,
     audit: audit.service,
+    requests: requests.service,
+    containers: containers.service,
+    callbacks: callbacks.service,
+    notificationLog: notifications.service.log,
+    media: media.service,
   });
 
   const features: Feature<unknown>[] = [

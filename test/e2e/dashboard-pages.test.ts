@@ -5,10 +5,16 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWorker } from "../../src/app/build-worker.js";
+import type { Worker } from "../../src/jobs/worker.js";
+import { apiCaller, expectJson } from "../helpers/api.js";
 import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../helpers/app.js";
 import { axeViolations, launchBrowser, screenshot } from "../helpers/browser.js";
+import { addRecipient, buildContainer } from "../helpers/containers.js";
 import { createDashboardUser, type DashboardUser, signInPage } from "../helpers/dashboard.js";
-import { freePort } from "../helpers/process.js";
+import { buildRequest, completeRequest, inlineContact } from "../helpers/factories.js";
+import { eventually, freePort } from "../helpers/process.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 let t: TestApp;
 let owner: TestAccount;
@@ -17,6 +23,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let base: string;
+let worker: Worker;
+let receiver: WebhookReceiver;
 const problems: string[] = [];
 
 const XSS = `<img src=x onerror="alert(1)">`;
@@ -24,9 +32,17 @@ const XSS = `<img src=x onerror="alert(1)">`;
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  t = await createTestApp({ PUBLIC_BASE_URL: base });
+  t = await createTestApp({
+    PUBLIC_BASE_URL: base,
+    FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
+    CALLBACK_RETRY_SCHEDULE_SECONDS: "1",
+    JOB_POLL_INTERVAL_MS: "20",
+  });
   await t.app.listen({ port, host: "127.0.0.1" });
   owner = await createTestAccount(t);
+  receiver = await startWebhookReceiver();
+  worker = await buildWorker(t.ferry);
+  await worker.start();
   user = await createDashboardUser(t, { accountId: owner.accountId });
   browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -44,6 +60,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await worker?.stop(1000);
+  await receiver?.close();
   await t?.close();
 });
 
@@ -118,5 +136,88 @@ describe("audit log", () => {
     await page.getByRole("link", { name: "Verify the hash chain" }).click();
     await expect.poll(() => page.getByRole("status").first().textContent()).toContain("The chain verifies");
     await checkPage("audit-verify");
+  });
+});
+
+describe("requests and containers", () => {
+  it("shows a failed callback, redelivers it with the button and shows every attempt", async () => {
+    const call = apiCaller(t, owner);
+    receiver.answerNext(500, 500);
+    const created = await buildRequest(t, owner, {
+      message: `Passport please ${XSS}`,
+      callback_url: `${receiver.url}/hook`,
+      contact: [
+        inlineContact([["email", "zed@example.com"]], { first_name: `Zed ${XSS}`, last_name: "Quill" }),
+      ],
+    });
+    await buildRequest(t, owner, { type: "push", message: "Your contract", is_draft: true, contact: [] });
+    await completeRequest(t, owner, created.id, "Here you go");
+    await receiver.waitFor(1);
+    await eventually(async () => {
+      const page = await t.ferry.callbacks.listDeliveries(owner.accountId, { request: String(created.id) });
+      return page.results[0]?.tries === 1 && page.results[0].next_attempt_at !== null;
+    });
+    t.clock.advance(2000);
+    await receiver.waitFor(2);
+
+    await page.goto(`${base}/dashboard/requests`);
+    await checkPage("requests");
+    await page.getByLabel("Contact (name, email or phone)").fill("quill");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/contact=quill/);
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await checkPage("requests-filtered");
+    await page.locator(`a[href="/dashboard/requests/${created.id}"]`).click();
+    await page.waitForURL(`${base}/dashboard/requests/${created.id}`);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.locator("#callbacks-heading + p + article h3").textContent();
+      })
+      .toContain("Failed");
+    expect(await page.locator(".fd-contact-name").first().textContent()).toBe(`Zed ${XSS} Quill`);
+    await checkPage("request-failed-callback");
+
+    await page.getByRole("button", { name: /^Redeliver/ }).click();
+    await page.waitForURL(/notice=redelivered-/);
+    await receiver.waitFor(3);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.locator("article .fd-badge").first().textContent();
+      })
+      .toBe("Delivered");
+    const attempts = await page.locator(".fd-attempts li").allTextContents();
+    expect(attempts).toHaveLength(3);
+    expect(attempts[2]).toContain("redelivery · success · HTTP 200");
+    await checkPage("request-redelivered");
+
+    const container = await buildContainer(call, { page_type: "p2" });
+    const recipient = await addRecipient(call, container.id, { first_name: "Ann", last_name: "Berg" });
+    expectJson(
+      await call("POST", `/v1/module_container/recipient/${recipient.id}/recipient_item/`, {
+        interface_class: "email",
+        value: "ann.berg@example.com",
+      }),
+      201,
+    );
+    await page.goto(`${base}/dashboard/containers`);
+    await checkPage("containers");
+    await page.locator(`a[href="/dashboard/containers/${container.id}"]`).click();
+    await page.waitForURL(`${base}/dashboard/containers/${container.id}`);
+    await checkPage("container");
+  });
+
+  it("reveals the callback secret and saves the payload shape", async () => {
+    await page.goto(`${base}/dashboard/callbacks`);
+    await checkPage("callbacks");
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await expect.poll(() => page.locator("#callback-secret").textContent()).toMatch(/^whsec_/);
+    await checkPage("callbacks-revealed");
+    await page.goto(`${base}/dashboard/callbacks`);
+    await page.getByLabel(/^Flat/).check();
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL(/notice=saved/);
+    expect(await page.getByLabel(/^Flat/).isChecked()).toBe(true);
   });
 });

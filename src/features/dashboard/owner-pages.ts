@@ -5,10 +5,15 @@
  */
 import type { RouteModule } from "../../shared/feature.js";
 import type { AuditLog } from "../audit/index.js";
-import type { CapturedOutbox } from "../notifications/index.js";
+import type { CallbackService } from "../callbacks/index.js";
+import type { Containers } from "../containers/index.js";
+import type { MediaService } from "../media/index.js";
+import type { CapturedOutbox, Notifications } from "../notifications/index.js";
+import type { RequestsService } from "../requests/index.js";
 import type { DashboardKit } from "./dashboard-kit.js";
 import { auditPages } from "./pages/audit.pages.js";
 import { outboxPages } from "./pages/outbox.pages.js";
+import { requestPages } from "./pages/requests.pages.js";
 
 /** What the owner pages use. */
 export interface OwnerPagesDeps {
@@ -16,6 +21,11 @@ export interface OwnerPagesDeps {
   sandbox: boolean;
   outbox: CapturedOutbox;
   audit: AuditLog;
+  requests: RequestsService;
+  containers: Containers;
+  callbacks: CallbackService;
+  notificationLog: Notifications["log"];
+  media: MediaService;
 }
 
 /** The owner pages' route modules, in registration order: add new page groups here. */
@@ -24,5 +34,13 @@ export function dashboardOwnerPages(deps: OwnerPagesDeps): RouteModule[] {
   return [
     outboxPages({ kit, outbox: deps.outbox, sandbox: deps.sandbox }),
     auditPages({ kit, audit: deps.audit }),
+    requestPages({
+      kit,
+      requests: deps.requests,
+      containers: deps.containers,
+      callbacks: deps.callbacks,
+      notificationLog: deps.notificationLog,
+      media: deps.media,
+    }),
   ];
 }

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type { RequestsTable } from "../../db/schema.js";
 
@@ -57,6 +57,69 @@ export function listRequestsQuery(ex: Executor, accountId: number, page: { offse
     .orderBy("id", "desc")
     .limit(page.limit)
     .offset(page.offset);
+}
+
+/** Filters of the owner's request list (dashboard); every one optional. */
+export interface OwnerRequestFilter {
+  type?: "push" | "pull" | undefined;
+  state?: "draft" | "sent" | "complete" | "expired" | undefined;
+  /** Created at or after (stored timestamp form). */
+  since?: string | undefined;
+  /** Created before (stored timestamp form). */
+  until?: string | undefined;
+  /** Only requests linked to one of these contacts (an empty list matches nothing). */
+  contactIds?: number[] | undefined;
+  /** A `containsPattern` matched against identifier, message and email subject. */
+  search?: string | undefined;
+}
+
+/**
+ * One window of the account's requests matching `filter`, newest first (the (account_id, id)
+ * index backwards; the filters are checked on the rows it walks).
+ */
+export async function searchOwnerRequests(
+  ex: Executor,
+  accountId: number,
+  filter: OwnerRequestFilter,
+  window: { offset: number; limit: number },
+): Promise<RequestRow[]> {
+  if (filter.contactIds !== undefined && filter.contactIds.length === 0) return [];
+  let q = ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "request");
+  if (filter.type) q = q.where("type", "=", filter.type);
+  if (filter.state === "draft") q = q.where("is_draft", "=", 1);
+  if (filter.state === "sent")
+    q = q.where("is_draft", "=", 0).where("complete", "=", 0).where("is_expired", "=", 0);
+  if (filter.state === "complete") q = q.where("complete", "=", 1);
+  if (filter.state === "expired") q = q.where("is_expired", "=", 1);
+  if (filter.since) q = q.where("created", ">=", filter.since);
+  if (filter.until) q = q.where("created", "<", filter.until);
+  if (filter.contactIds) {
+    const ids = filter.contactIds;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("request_contacts")
+          .select("request_contacts.request_id")
+          .whereRef("request_contacts.request_id", "=", "requests.id")
+          .where("request_contacts.contact_id", "in", ids),
+      ),
+    );
+  }
+  if (filter.search) {
+    const p = filter.search;
+    q = q.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(requests.identifier) like ${p} escape '\\'`,
+        sql<boolean>`lower(requests.message) like ${p} escape '\\'`,
+        sql<boolean>`lower(requests.long_message_subject) like ${p} escape '\\'`,
+      ]),
+    );
+  }
+  return q.orderBy("id", "desc").limit(window.limit).offset(window.offset).execute();
 }
 
 /** One page of the account's requests, newest first. */
