@@ -332,6 +332,8 @@ export async function createFerry(
     callbacks: callbacks.service,
     notificationLog: notifications.service.log,
     media: media.service,
+    templates: templates.service,
+    preview: notifications.service.preview,
   });
 
   const features: Feature<unknown>[] = [

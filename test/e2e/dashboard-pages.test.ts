@@ -221,3 +221,47 @@ describe("requests and containers", () => {
     expect(await page.getByLabel(/^Flat/).isChecked()).toBe(true);
   });
 });
+
+describe("email templates", () => {
+  it("edits a template with a syntax error, sees it at its line, then fixes it", async () => {
+    const broken = `<html><body style="font-family:sans-serif">
+<p id="hello" style="color:rgb(20, 60, 160)">Hello {{ contact.first_name }}</p>
+{% if request.message %}
+<p>{{ request.message }}</p>
+</body></html>`;
+    await page.goto(`${base}/dashboard/templates`);
+    await checkPage("templates-empty");
+    await page.getByRole("link", { name: "New template" }).click();
+    await page.waitForURL(`${base}/dashboard/templates/new`);
+    await page.getByLabel("Slug").fill("welcome");
+    await page.getByLabel("Subject").fill(`Files for {{ contact.first_name }} ${XSS}`);
+    await page.getByLabel("HTML (Liquid)").fill(broken);
+    // The live preview follows the typing: the error and its line appear in the frame.
+    const frame = page.frameLocator("iframe.fd-preview-frame");
+    await expect.poll(() => frame.locator("body").textContent()).toContain("line 3");
+    expect(await frame.locator("mark").textContent()).toContain("{% if request.message %}");
+    await checkPage("template-live-error");
+
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toContain("Template syntax error on line 3");
+    expect(await page.locator(".fd-source-bad mark").textContent()).toContain("{% if request.message %}");
+    await checkPage("template-save-error");
+
+    await page.getByLabel("HTML (Liquid)").fill(broken.replace("</body>", "{% endif %}\n</body>"));
+    await page.getByRole("button", { name: "Preview" }).click();
+    await expect.poll(() => frame.locator("#hello").textContent()).toBe("Hello Jane");
+    expect(await frame.locator("#hello").evaluate((el) => getComputedStyle(el).color)).toBe(
+      "rgb(20, 60, 160)",
+    );
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL(`${base}/dashboard/templates/edit/welcome?notice=saved`);
+    await expect.poll(() => frame.locator("#hello").textContent()).toBe("Hello Jane");
+    expect(await frame.locator("body").textContent()).toContain(`Files for Jane ${XSS}`);
+    await checkPage("template-edit");
+    await page.goto(`${base}/dashboard/templates`);
+    expect(await page.getByRole("link", { name: "welcome" }).count()).toBe(1);
+    await checkPage("templates");
+  });
+});

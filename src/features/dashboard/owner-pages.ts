@@ -10,10 +10,12 @@ import type { Containers } from "../containers/index.js";
 import type { MediaService } from "../media/index.js";
 import type { CapturedOutbox, Notifications } from "../notifications/index.js";
 import type { RequestsService } from "../requests/index.js";
+import type { EmailTemplatesService } from "../templates/index.js";
 import type { DashboardKit } from "./dashboard-kit.js";
 import { auditPages } from "./pages/audit.pages.js";
 import { outboxPages } from "./pages/outbox.pages.js";
 import { requestPages } from "./pages/requests.pages.js";
+import { templatePages } from "./pages/templates.pages.js";
 
 /** What the owner pages use. */
 export interface OwnerPagesDeps {
@@ -26,6 +28,8 @@ export interface OwnerPagesDeps {
   callbacks: CallbackService;
   notificationLog: Notifications["log"];
   media: MediaService;
+  templates: EmailTemplatesService;
+  preview: Notifications["preview"];
 }
 
 /** The owner pages' route modules, in registration order: add new page groups here. */
@@ -33,6 +37,7 @@ export function dashboardOwnerPages(deps: OwnerPagesDeps): RouteModule[] {
   const { kit } = deps;
   return [
     outboxPages({ kit, outbox: deps.outbox, sandbox: deps.sandbox }),
+    templatePages({ kit, templates: deps.templates, preview: deps.preview }),
     auditPages({ kit, audit: deps.audit }),
     requestPages({
       kit,
