@@ -334,6 +334,8 @@ export async function createFerry(
     media: media.service,
     templates: templates.service,
     preview: notifications.service.preview,
+    branding: branding.service,
+    publicBaseUrl: config.publicBaseUrl,
   });
 
   const features: Feature<unknown>[] = [

@@ -265,3 +265,33 @@ describe("email templates", () => {
     await checkPage("templates");
   });
 });
+
+describe("branding", () => {
+  it("saves a stylesheet and logo and shows a recipient page as it will look", async () => {
+    const png = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+      "base64",
+    );
+    await page.goto(`${base}/dashboard/branding`);
+    await checkPage("branding-empty");
+    await page.getByLabel(/^Stylesheet/).fill(`h1 { color: rgb(150, 20, 20); } /* ${XSS} */`);
+    await page.getByLabel(/^Logo/).setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: png });
+    await page.getByLabel("Recipient host name").fill("files.example.com");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL(`${base}/dashboard/branding?notice=saved`);
+    const frame = page.frameLocator("iframe.fd-preview-frame");
+    await expect
+      .poll(() => frame.locator("h1").evaluate((el) => getComputedStyle(el).color))
+      .toBe("rgb(150, 20, 20)");
+    await expect
+      .poll(() => frame.locator("img.fy-logo").evaluate((el) => (el as HTMLImageElement).naturalWidth))
+      .toBe(1);
+    expect(await page.getByLabel(/^Stylesheet/).inputValue()).toContain(XSS);
+    await checkPage("branding");
+
+    await page.getByLabel("Recipient host name").fill("not a host");
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Enter a valid host name");
+    await checkPage("branding-error");
+  });
+});

@@ -5,6 +5,7 @@
  */
 import type { RouteModule } from "../../shared/feature.js";
 import type { AuditLog } from "../audit/index.js";
+import type { BrandingService } from "../branding/index.js";
 import type { CallbackService } from "../callbacks/index.js";
 import type { Containers } from "../containers/index.js";
 import type { MediaService } from "../media/index.js";
@@ -13,6 +14,7 @@ import type { RequestsService } from "../requests/index.js";
 import type { EmailTemplatesService } from "../templates/index.js";
 import type { DashboardKit } from "./dashboard-kit.js";
 import { auditPages } from "./pages/audit.pages.js";
+import { brandingPages } from "./pages/branding.pages.js";
 import { outboxPages } from "./pages/outbox.pages.js";
 import { requestPages } from "./pages/requests.pages.js";
 import { templatePages } from "./pages/templates.pages.js";
@@ -30,6 +32,8 @@ export interface OwnerPagesDeps {
   media: MediaService;
   templates: EmailTemplatesService;
   preview: Notifications["preview"];
+  branding: BrandingService;
+  publicBaseUrl: string;
 }
 
 /** The owner pages' route modules, in registration order: add new page groups here. */
@@ -38,6 +42,7 @@ export function dashboardOwnerPages(deps: OwnerPagesDeps): RouteModule[] {
   return [
     outboxPages({ kit, outbox: deps.outbox, sandbox: deps.sandbox }),
     templatePages({ kit, templates: deps.templates, preview: deps.preview }),
+    brandingPages({ kit, branding: deps.branding, publicBaseUrl: deps.publicBaseUrl, sandbox: deps.sandbox }),
     auditPages({ kit, audit: deps.audit }),
     requestPages({
       kit,
