@@ -295,3 +295,32 @@ describe("branding", () => {
     await checkPage("branding-error");
   });
 });
+
+describe("on a phone", () => {
+  it("fits every page to a narrow screen", async () => {
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const small = await phone.newPage();
+    try {
+      await signInPage(t, small, base, user);
+      for (const [path, name] of [
+        ["/dashboard/requests", "requests"],
+        ["/dashboard/requests/1", "request"],
+        ["/dashboard/templates/edit/welcome", "template"],
+        ["/dashboard/branding", "branding"],
+        ["/dashboard/audit", "audit"],
+        ["/dashboard/outbox", "outbox"],
+      ] as const) {
+        await small.goto(`${base}${path}`);
+        const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow, path).toBeLessThanOrEqual(0);
+        await screenshot(small, `dashboard-phone-${name}`);
+      }
+    } finally {
+      await phone.close();
+    }
+  });
+});

@@ -230,7 +230,13 @@ function Field(props: {
   return (
     <>
       <dt>{props.label}</dt>
-      <dd class="fd-break">{props.children ?? <span class="fd-muted">—</span>}</dd>
+      <dd class="fd-break">
+        {props.children === null || props.children === undefined || props.children === "" ? (
+          <span class="fd-muted">—</span>
+        ) : (
+          props.children
+        )}
+      </dd>
     </>
   );
 }
