@@ -224,7 +224,7 @@ export function brandingPages(deps: {
               logo: logo ?? keepLogo ?? null,
               recipient_host: values.recipient_host || null,
             },
-            { applicationId: 0 },
+            { applicationId: null },
           );
         } catch (err) {
           if (err instanceof ValidationError) return render(request, reply, ctx, values, err.fields);

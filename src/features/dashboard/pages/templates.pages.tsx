@@ -327,7 +327,7 @@ export function templatePages(deps: {
   preview: Notifications["preview"];
 }): RouteModule {
   const { kit, templates } = deps;
-  const caller = (ctx: PageContext) => ({ accountId: ctx.user.accountId, applicationId: 0 });
+  const caller = (ctx: PageContext) => ({ accountId: ctx.user.accountId, applicationId: null });
 
   async function find(ctx: PageContext, slug: string | undefined): Promise<TemplateView | undefined> {
     if (!slug || !SLUG.test(slug)) return undefined;
