@@ -16,7 +16,12 @@ import {
   createContainerRecords,
   createContainersFeature,
 } from "../features/containers/index.js";
-import { createDashboardFeature, type Dashboard, dashboardCommands } from "../features/dashboard/index.js";
+import {
+  createDashboardFeature,
+  type Dashboard,
+  dashboardCommands,
+  dashboardOwnerPages,
+} from "../features/dashboard/index.js";
 import { createLifecycleFeature, type LifecycleService } from "../features/lifecycle/index.js";
 import {
   blobStoreOptionsFromConfig,
@@ -326,6 +331,23 @@ export async function createFerry(
     twoFactor: recipient.service.twoFactor,
   });
 
+  // The dashboard's owner pages use the features above through the dashboard's kit.
+  const ownerPages = dashboardOwnerPages({
+    kit: dashboard.service.kit,
+    sandbox: config.isSandbox,
+    outbox: notifications.service.outbox,
+    audit: audit.service,
+    requests: requests.service,
+    containers: containers.service,
+    callbacks: callbacks.service,
+    notificationLog: notifications.service.log,
+    media: media.service,
+    templates: templates.service,
+    preview: notifications.service.preview,
+    branding: branding.service,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+
   const features: Feature<unknown>[] = [
     auth,
     audit,
@@ -368,7 +390,7 @@ export async function createFerry(
     recipient: recipient.service,
     containers: containers.service,
     dashboard: dashboard.service,
-    routes: [...features.flatMap((f) => f.routes ?? []), webStaticRoutes],
+    routes: [...features.flatMap((f) => f.routes ?? []), ...ownerPages, webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),
     // The dashboard's `admin create-account` (with a setup link) comes first: it wins over auth's.
     commands: [dashboard, ...features].flatMap((f) => f.commands ?? []),

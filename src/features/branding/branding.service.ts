@@ -67,7 +67,8 @@ interface BrandingView {
 
 /** Who changes branding, for the audit entry. */
 interface BrandingCaller {
-  applicationId: number;
+  /** The API key (application) of the call; null for the dashboard. */
+  applicationId: number | null;
 }
 
 /** Sniffs PNG, JPEG, GIF or WebP by magic bytes; undefined for anything else (SVG is refused). */

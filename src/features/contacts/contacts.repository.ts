@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type { ContactMethodsTable, ContactsTable } from "../../db/schema.js";
 
@@ -101,6 +101,39 @@ export async function listContacts(
     .limit(page.limit)
     .offset(page.offset)
     .execute();
+}
+
+/**
+ * Ids of the account's contacts whose first name, last name or a method value contains `pattern`
+ * (a LIKE pattern with `\` as escape, lower case), newest first, at most `limit`.
+ */
+export async function findContactIdsMatching(
+  ex: Executor,
+  accountId: number,
+  pattern: string,
+  limit: number,
+): Promise<number[]> {
+  const rows = await ex
+    .selectFrom("contacts")
+    .select("contacts.id")
+    .where("contacts.account_id", "=", accountId)
+    .where((eb) =>
+      eb.or([
+        sql<boolean>`lower(contacts.first_name) like ${pattern} escape '\\'`,
+        sql<boolean>`lower(contacts.last_name) like ${pattern} escape '\\'`,
+        eb.exists(
+          eb
+            .selectFrom("contact_methods")
+            .select("contact_methods.id")
+            .whereRef("contact_methods.contact_id", "=", "contacts.id")
+            .where(sql<boolean>`lower(contact_methods.value) like ${pattern} escape '\\'`),
+        ),
+      ]),
+    )
+    .orderBy("contacts.id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /** Number of the account's contacts. */

@@ -3,6 +3,7 @@ import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
+import { containsPattern } from "../../shared/like.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
 import { type Body, FieldErrors, Messages, readString, requireObjectBody } from "../../shared/validation.js";
@@ -14,6 +15,7 @@ import {
   deleteContactMethodRows,
   deleteContactRow,
   findContact,
+  findContactIdsMatching,
   findContactsByIds,
   insertContact,
   insertContactMethods,
@@ -220,6 +222,11 @@ export class ContactsService {
     for (const contact of contacts) out.set(contact.id, { contact, methods: [] });
     for (const m of methods) out.get(m.contact_id)?.methods.push(m);
     return out;
+  }
+
+  /** Ids of the account's contacts whose name or a method value contains `text` (at most 500). */
+  async idsMatching(accountId: number, text: string): Promise<number[]> {
+    return findContactIdsMatching(this.database.db, accountId, containsPattern(text), 500);
   }
 
   /** GET /v1/contact/: one page of the account's contacts, newest first, and the total. */

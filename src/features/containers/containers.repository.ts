@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type {
   ContainerEmailsTable,
@@ -86,6 +86,80 @@ export async function listContainers(
     base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
   ]);
   return { rows, count: Number(total.n) };
+}
+
+/** Filters of the owner's container list (dashboard); every one optional. */
+export interface OwnerContainerFilter {
+  pageType?: "pushpull" | "p2" | undefined;
+  state?: ContainerRow["state"] | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  /** A `containsPattern` matched against recipients' names and item values (email, phone). */
+  contact?: string | undefined;
+  /** A `containsPattern` matched against the email subject. */
+  search?: string | undefined;
+  /** Exactly this container id (a number typed in the search box). */
+  id?: number | undefined;
+}
+
+/** One window of the account's containers matching `filter`, newest first. */
+export async function searchOwnerContainers(
+  ex: Executor,
+  accountId: number,
+  filter: OwnerContainerFilter,
+  window: Window,
+): Promise<ContainerRow[]> {
+  let q = ex.selectFrom("containers").selectAll("containers").where("containers.account_id", "=", accountId);
+  if (filter.pageType) q = q.where("containers.page_type", "=", filter.pageType);
+  if (filter.state) q = q.where("containers.state", "=", filter.state);
+  if (filter.since) q = q.where("containers.created", ">=", filter.since);
+  if (filter.until) q = q.where("containers.created", "<", filter.until);
+  const contact = filter.contact;
+  if (contact) {
+    q = q.where((eb) =>
+      eb.or([
+        eb.exists(
+          eb
+            .selectFrom("container_recipients")
+            .select("container_recipients.id")
+            .whereRef("container_recipients.container_id", "=", "containers.id")
+            .where((r) =>
+              r.or([
+                sql<boolean>`lower(container_recipients.first_name) like ${contact} escape '\\'`,
+                sql<boolean>`lower(container_recipients.last_name) like ${contact} escape '\\'`,
+              ]),
+            ),
+        ),
+        eb.exists(
+          eb
+            .selectFrom("container_recipient_items")
+            .select("container_recipient_items.id")
+            .whereRef("container_recipient_items.container_id", "=", "containers.id")
+            .where(sql<boolean>`lower(container_recipient_items.value) like ${contact} escape '\\'`),
+        ),
+      ]),
+    );
+  }
+  const search = filter.search;
+  if (search || filter.id !== undefined) {
+    q = q.where((eb) =>
+      eb.or([
+        ...(filter.id !== undefined ? [eb("containers.id", "=", filter.id)] : []),
+        ...(search
+          ? [
+              eb.exists(
+                eb
+                  .selectFrom("container_emails")
+                  .select("container_emails.id")
+                  .whereRef("container_emails.container_id", "=", "containers.id")
+                  .where(sql<boolean>`lower(container_emails.subject) like ${search} escape '\\'`),
+              ),
+            ]
+          : []),
+      ]),
+    );
+  }
+  return q.orderBy("containers.id", "desc").limit(window.limit).offset(window.offset).execute();
 }
 
 /** Updates a container's own row; returns it. */

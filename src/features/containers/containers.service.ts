@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AuthContext } from "../../shared/caller.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
+import { containsPattern } from "../../shared/like.js";
 import { type Paginated, paginate, parsePageRequest } from "../../shared/pagination.js";
 import {
   type Body,
@@ -29,6 +30,8 @@ import {
   findEmail,
   insertContainer,
   listContainers,
+  type OwnerContainerFilter,
+  searchOwnerContainers,
   updateContainer,
   upsertEmail,
 } from "./containers.repository.js";
@@ -143,6 +146,37 @@ export class ContainersService {
     return paginate(views, count, page, deps.config.publicBaseUrl, "/v1/module_container/container/", {
       recipient: query.recipient,
     });
+  }
+
+  /**
+   * The owner's filtered list (dashboard), newest first, and whether another page follows.
+   * `contact` is free text (recipient name, email or number); `search` a container id or text of
+   * the email subject.
+   */
+  async ownerSearch(
+    accountId: number,
+    filter: Omit<OwnerContainerFilter, "contact" | "search" | "id"> & { contact?: string; search?: string },
+    page: { offset: number; pageSize: number },
+  ): Promise<{ results: ContainerView[]; hasNext: boolean }> {
+    const { db } = this.deps.database;
+    const search = filter.search?.trim();
+    const rows = await searchOwnerContainers(
+      db,
+      accountId,
+      {
+        ...filter,
+        contact: filter.contact ? containsPattern(filter.contact) : undefined,
+        search: search ? containsPattern(search) : undefined,
+        id: search && /^\d{1,15}$/.test(search) ? Number(search) : undefined,
+      },
+      { offset: page.offset, limit: page.pageSize + 1 },
+    );
+    const views: ContainerView[] = [];
+    for (const row of rows.slice(0, page.pageSize)) {
+      const shared = await this.deps.records.findContainer(db, accountId, row.id);
+      if (shared) views.push(presentContainer(row, shared));
+    }
+    return { results: views, hasNext: rows.length > page.pageSize };
   }
 
   /** GET by id; 404 for absent or foreign ids. */

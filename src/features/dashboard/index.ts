@@ -45,6 +45,7 @@ export {
   type RenderOptions,
   type SignedInUser,
 } from "./dashboard-kit.js";
+export { dashboardOwnerPages, type OwnerPagesDeps } from "./owner-pages.js";
 export type { SessionLifetimes } from "./sessions.service.js";
 export { totpCodeAt } from "./totp.js";
 export type { UserView } from "./users.service.js";

@@ -7,6 +7,7 @@ import {
   type CapturedFilter,
   type CapturedMessageRow,
   countCapturedMessages,
+  findCapturedMessage,
   insertCapturedMessage,
   listCapturedMessages,
 } from "./notifications.repository.js";
@@ -38,5 +39,10 @@ export class CapturedOutbox implements CaptureSink {
       countCapturedMessages(db, accountId, filter),
     ]);
     return { rows, count };
+  }
+
+  /** One captured message of the account (undefined for another account's id). */
+  async get(accountId: number, id: number): Promise<CapturedMessageRow | undefined> {
+    return findCapturedMessage(this.database.db, accountId, id);
   }
 }

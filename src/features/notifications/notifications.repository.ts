@@ -134,6 +134,20 @@ export async function listCapturedMessages(
     .execute();
 }
 
+/** One captured message of an account, or undefined. */
+export async function findCapturedMessage(
+  ex: Executor,
+  accountId: number,
+  id: number,
+): Promise<CapturedMessageRow | undefined> {
+  return ex
+    .selectFrom("captured_messages")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
 /** How many captured messages match. */
 export async function countCapturedMessages(
   ex: Executor,

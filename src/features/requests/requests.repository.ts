@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Dialect, Executor } from "../../db/database.js";
 import { allColumns, jsonAggregation, parseJsonValue } from "../../db/json.js";
 import type {
@@ -64,6 +64,69 @@ export function listRequestsQuery(ex: Executor, accountId: number, page: { offse
     .orderBy("id", "desc")
     .limit(page.limit)
     .offset(page.offset);
+}
+
+/** Filters of the owner's request list (dashboard); every one optional. */
+export interface OwnerRequestFilter {
+  type?: "push" | "pull" | undefined;
+  state?: "draft" | "sent" | "complete" | "expired" | undefined;
+  /** Created at or after (stored timestamp form). */
+  since?: string | undefined;
+  /** Created before (stored timestamp form). */
+  until?: string | undefined;
+  /** Only requests linked to one of these contacts (an empty list matches nothing). */
+  contactIds?: number[] | undefined;
+  /** A `containsPattern` matched against identifier, message and email subject. */
+  search?: string | undefined;
+}
+
+/**
+ * One window of the account's requests matching `filter`, newest first (the (account_id, id)
+ * index backwards; the filters are checked on the rows it walks).
+ */
+export async function searchOwnerRequests(
+  ex: Executor,
+  accountId: number,
+  filter: OwnerRequestFilter,
+  window: { offset: number; limit: number },
+): Promise<RequestRow[]> {
+  if (filter.contactIds !== undefined && filter.contactIds.length === 0) return [];
+  let q = ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "request");
+  if (filter.type) q = q.where("type", "=", filter.type);
+  if (filter.state === "draft") q = q.where("is_draft", "=", 1);
+  if (filter.state === "sent")
+    q = q.where("is_draft", "=", 0).where("complete", "=", 0).where("is_expired", "=", 0);
+  if (filter.state === "complete") q = q.where("complete", "=", 1);
+  if (filter.state === "expired") q = q.where("is_expired", "=", 1);
+  if (filter.since) q = q.where("created", ">=", filter.since);
+  if (filter.until) q = q.where("created", "<", filter.until);
+  if (filter.contactIds) {
+    const ids = filter.contactIds;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("request_contacts")
+          .select("request_contacts.request_id")
+          .whereRef("request_contacts.request_id", "=", "requests.id")
+          .where("request_contacts.contact_id", "in", ids),
+      ),
+    );
+  }
+  if (filter.search) {
+    const p = filter.search;
+    q = q.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(requests.identifier) like ${p} escape '\\'`,
+        sql<boolean>`lower(requests.message) like ${p} escape '\\'`,
+        sql<boolean>`lower(requests.long_message_subject) like ${p} escape '\\'`,
+      ]),
+    );
+  }
+  return q.orderBy("id", "desc").limit(window.limit).offset(window.offset).execute();
 }
 
 /** One page of the account's requests, newest first. */
@@ -524,6 +587,7 @@ export interface RequestWithRelations {
 /** Which requests `findRequestsWithRelations` reads. */
 export type RequestSelection =
   | { accountId: number; id: number }
+  | { accountId: number; ids: number[] }
   | { identifier: string }
   | { accountId: number; page: { offset: number; limit: number } };
 
@@ -593,10 +657,11 @@ export async function findRequestsWithRelations(
     q = q.where("r.identifier", "=", selection.identifier);
   } else {
     q = q.where("r.account_id", "=", selection.accountId);
-    q =
-      "id" in selection
-        ? q.where("r.id", "=", selection.id)
-        : q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
+    if ("id" in selection) q = q.where("r.id", "=", selection.id);
+    else if ("ids" in selection) {
+      if (selection.ids.length === 0) return [];
+      q = q.where("r.id", "in", selection.ids).orderBy("r.id", "desc");
+    } else q = q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
   }
   const rows = await q.execute();
   return rows.map(

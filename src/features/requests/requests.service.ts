@@ -4,6 +4,7 @@ import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable } from "../../shared/errors.js";
 import { parseId, randomId } from "../../shared/ids.js";
+import { containsPattern } from "../../shared/like.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
 import { FieldErrors, Messages, requireObjectBody } from "../../shared/validation.js";
@@ -27,8 +28,11 @@ import {
   findRequest,
   findRequestsWithRelations,
   insertRequest,
+  listRequests,
+  type OwnerRequestFilter,
   type RequestChanges,
   type RequestSelection,
+  searchOwnerRequests,
   setRequestContacts,
   updateRequestRow,
 } from "./requests.repository.js";
@@ -280,6 +284,33 @@ export class RequestsService {
       countRequests(db, auth.accountId),
     ]);
     return { results: loaded.map((l) => presentRequest(l.row, l.related)), count };
+  }
+
+  /**
+   * The owner's filtered list (dashboard): one page of requests with their contacts and media,
+   * newest first, and whether another page follows. `filter.contact` and `filter.search` are
+   * free text (contact name or method value; identifier, message or email subject).
+   */
+  async ownerSearch(
+    accountId: number,
+    filter: Omit<OwnerRequestFilter, "contactIds" | "search"> & { contact?: string; search?: string },
+    page: PageRequest,
+  ): Promise<{ results: RequestView[]; hasNext: boolean }> {
+    const { db } = this.database;
+    const { contact, search, ...rest } = filter;
+    const contactIds = contact ? await this.contacts.idsMatching(accountId, contact) : undefined;
+    const rows = await searchOwnerRequests(
+      db,
+      accountId,
+      { ...rest, contactIds, search: search ? containsPattern(search) : undefined },
+      { offset: page.offset, limit: page.pageSize + 1 },
+    );
+    const ids = rows.slice(0, page.pageSize).map((r) => r.id);
+    const loaded = await this.loadWithRelations(db, { accountId, ids });
+    return {
+      results: loaded.map((l) => presentRequest(l.row, l.related)),
+      hasNext: rows.length > page.pageSize,
+    };
   }
 
   /** GET /v1/request/counter/: requests sent (not drafts) by the account, as `count` and `counter`. */

@@ -38,7 +38,8 @@ export interface TemplateSource {
 /** Who changes templates (for the audit entry). */
 export interface TemplateCaller {
   accountId: number;
-  applicationId: number;
+  /** The API key (application) of the call; null for the dashboard. */
+  applicationId: number | null;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,100}$/;

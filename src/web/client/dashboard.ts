@@ -1,7 +1,10 @@
 /**
  * The dashboard's small client script: copy buttons. A button with `data-copy="<element id>"`
- * copies that element's text and says so in its `data-copy-status` live region.
+ * copies that element's text and says so in its `data-copy-status` live region; the template
+ * editor's live preview (dashboard-preview.ts).
  */
+import { setUpLivePreview } from "./dashboard-preview.js";
+
 function setUp(): void {
   for (const button of document.querySelectorAll<HTMLButtonElement>("button[data-copy]")) {
     button.hidden = false;
@@ -29,3 +32,4 @@ function setUp(): void {
 }
 
 setUp();
+setUpLivePreview();
