@@ -102,6 +102,7 @@ describe("ferry as a process: admin CLI, serve, token round trip, graceful shutd
       email: "owner@example.com",
       name: "Owner Ltd",
       environment: "sandbox",
+      default_language: "en",
       application: { id: 1, name: "CRM", scopes: "*" },
     });
 
