@@ -1,4 +1,4 @@
-import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
+import { CompiledQuery, type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Dialect, Executor } from "../../db/database.js";
 import { allColumns, jsonAggregation, parseJsonValue } from "../../db/json.js";
 import type {
@@ -128,7 +128,6 @@ export async function searchOwnerRequests(
   }
   return q.orderBy("id", "desc").limit(window.limit).offset(window.offset).execute();
 }
-
 /** One page of the account's requests, newest first. */
 export async function listRequests(
   ex: Executor,
@@ -601,6 +600,65 @@ export async function findRequestsWithRelations(
   dialect: Dialect,
   selection: RequestSelection,
 ): Promise<RequestWithRelations[]> {
+  if ("ids" in selection) {
+    // A list of ids (the dashboard's filtered page) varies in length: built each time.
+    if (selection.ids.length === 0) return [];
+    const rows = await relationsQuery(ex, dialect, selection).execute();
+    return (rows as RelationRow[]).map(toRequestWithRelations);
+  }
+  // Building and compiling this query costs far more CPU than running it: compile each shape once
+  // with placeholder values, then run it with the caller's values in their places.
+  const shape = "identifier" in selection ? "identifier" : "id" in selection ? "id" : "page";
+  const key = `${dialect} ${shape}`;
+  let template = compiledRelationQueries.get(key);
+  if (!template) {
+    template = relationsQuery(ex, dialect, PLACEHOLDERS[shape]).compile();
+    compiledRelationQueries.set(key, template);
+  }
+  const values = placeholderValues(selection);
+  const parameters = template.parameters.map((p) => (values.has(p) ? values.get(p) : p));
+  const result = await ex.executeQuery<RelationRow>(CompiledQuery.raw(template.sql, parameters));
+  return result.rows.map(toRequestWithRelations);
+}
+
+type RelationRow = RequestRow & {
+  contacts_json: unknown;
+  requester_json: unknown;
+  media_json: unknown;
+  recipient_host_of_account: string | null;
+  owner_name: string | null;
+};
+
+const compiledRelationQueries = new Map<string, CompiledQuery>();
+
+// Values no caller passes (ids are positive; identifiers have no NUL), replaced at run time.
+const ACCOUNT = -910_001;
+const ID = -910_002;
+const IDENTIFIER = "\u0000identifier";
+const LIMIT = 910_003;
+const OFFSET = 910_004;
+const PLACEHOLDERS: Record<"identifier" | "id" | "page", RequestSelection> = {
+  identifier: { identifier: IDENTIFIER },
+  id: { accountId: ACCOUNT, id: ID },
+  page: { accountId: ACCOUNT, page: { offset: OFFSET, limit: LIMIT } },
+};
+
+function placeholderValues(selection: Exclude<RequestSelection, { ids: number[] }>): Map<unknown, unknown> {
+  if ("identifier" in selection) return new Map([[IDENTIFIER, selection.identifier]]);
+  if ("id" in selection) {
+    return new Map<unknown, unknown>([
+      [ACCOUNT, selection.accountId],
+      [ID, selection.id],
+    ]);
+  }
+  return new Map<unknown, unknown>([
+    [ACCOUNT, selection.accountId],
+    [LIMIT, selection.page.limit],
+    [OFFSET, selection.page.offset],
+  ]);
+}
+
+function relationsQuery(ex: Executor, dialect: Dialect, selection: RequestSelection) {
   const json = jsonAggregation(dialect);
   let q = ex
     .selectFrom("requests as r")
@@ -658,25 +716,31 @@ export async function findRequestsWithRelations(
   } else {
     q = q.where("r.account_id", "=", selection.accountId);
     if ("id" in selection) q = q.where("r.id", "=", selection.id);
-    else if ("ids" in selection) {
-      if (selection.ids.length === 0) return [];
-      q = q.where("r.id", "in", selection.ids).orderBy("r.id", "desc");
-    } else q = q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
+    else if ("ids" in selection) q = q.where("r.id", "in", selection.ids).orderBy("r.id", "desc");
+    else q = q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
   }
-  const rows = await q.execute();
-  return rows.map(
-    ({ contacts_json, requester_json, media_json, recipient_host_of_account, owner_name, ...row }) => ({
-      row,
-      contacts: parseJsonValue<(Selectable<ContactsTable> & { methods: unknown })[]>(contacts_json).map(
-        ({ methods, ...contact }) => ({
-          contact,
-          methods: parseJsonValue<Selectable<ContactMethodsTable>[]>(methods),
-        }),
-      ),
-      requester: parseJsonValue<Selectable<RequestersTable> | null>(requester_json),
-      media: parseJsonValue<Selectable<MediaTable>[]>(media_json),
-      recipientHost: recipient_host_of_account ?? null,
-      ownerName: owner_name ?? "",
-    }),
-  );
+  return q;
+}
+
+function toRequestWithRelations({
+  contacts_json,
+  requester_json,
+  media_json,
+  recipient_host_of_account,
+  owner_name,
+  ...row
+}: RelationRow): RequestWithRelations {
+  return {
+    row,
+    contacts: parseJsonValue<(Selectable<ContactsTable> & { methods: unknown })[]>(contacts_json).map(
+      ({ methods, ...contact }) => ({
+        contact,
+        methods: parseJsonValue<Selectable<ContactMethodsTable>[]>(methods),
+      }),
+    ),
+    requester: parseJsonValue<Selectable<RequestersTable> | null>(requester_json),
+    media: parseJsonValue<Selectable<MediaTable>[]>(media_json),
+    recipientHost: recipient_host_of_account ?? null,
+    ownerName: owner_name ?? "",
+  };
 }
