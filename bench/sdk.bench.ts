@@ -143,7 +143,7 @@ export const sdkBench: BenchModule = {
       const path = join(dir, "big.bin");
       await pipeline(deterministicStream(SIZE, "sdk-bench"), createWriteStream(path));
       const client = new FerryClient({ baseUrl: ferry.base, token: ferry.token });
-      const draft = await client.createRequest({ body: { type: "push", is_draft: true } as never });
+      const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
       const figures: Record<string, number[]> = { raw1: [], sdk1: [], raw4: [], sdk4: [] };
       const cpu: Record<string, number[]> = { raw1: [], sdk1: [], raw4: [], sdk4: [] };
       const measure = async (key: string, upload: () => Promise<number>) => {

@@ -35,10 +35,31 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
   new Headers(init.headers).forEach((v, k) => {
     headers[k] = v;
   });
-  const bytes = typeof body === "string" ? Buffer.from(body) : body;
+  const bytes = typeof body === "string" ? Buffer.from(body) : (body ?? undefined);
   if (bytes) headers["content-length"] = String(bytes.length);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
+  // A kept-alive socket the server closed as it was reused fails before any answer: send again
+  // once on a new socket (Node's documented pattern for keep-alive agents).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await once(url, secure, init, headers, bytes, signal);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const stale = (e as { reusedSocket?: boolean }).reusedSocket === true;
+      if (attempt > 0 || !stale || (code !== "ECONNRESET" && code !== "EPIPE")) throw e;
+    }
+  }
+};
+
+function once(
+  url: URL,
+  secure: boolean,
+  init: RequestInit,
+  headers: Record<string, string>,
+  bytes: Uint8Array | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(
       url,
@@ -56,8 +77,8 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
         );
       },
     );
-    req.on("error", reject);
+    req.on("error", (e) => reject(Object.assign(e, { reusedSocket: req.reusedSocket })));
     if (bytes) req.end(bytes);
     else req.end();
   });
-};
+}
