@@ -55,7 +55,9 @@ export async function startBenchFerry(extraEnv: Record<string, string> = {}): Pr
       )
     ).stdout,
   );
-  const proc = spawnFerry(["serve"], env);
+  // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it stops.
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  const proc = spawnFerry(["serve"], env, profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
   await waitForHttp(`${base}/readyz`, proc);
   const res = await fetch(`${base}/v1/auth/get_token/`, {
     method: "POST",
