@@ -47,7 +47,7 @@ export interface DigestLease {
 }
 
 /** Default bytes of chunks held in memory ahead of their prefix, for the whole process. */
-export const DEFAULT_HELD_BUDGET = 64 * 1024 * 1024;
+export const DEFAULT_HELD_BUDGET = 32 * 1024 * 1024;
 
 /**
  * Per-process running digests of chunked uploads (docs/adr/0038), so completing a media needs no
