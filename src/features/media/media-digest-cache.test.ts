@@ -115,6 +115,40 @@ describe("DigestCache", () => {
     expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
   });
 
+  it("spills the held chunks of an idle upload for an active one, reading them back later", async () => {
+    const cache = new DigestCache(512, 1_500_000);
+    const reads: string[] = [];
+    const readBack = (name: string, data: Buffer) =>
+      async function* () {
+        reads.push(name);
+        yield data;
+      };
+    for (const id of [7, 8]) {
+      const one = cache.lease(id, 1);
+      await feed(one, c1);
+      one!.commit("k1");
+    }
+    // Upload 7 stores chunk 3 ahead of chunk 2, then goes quiet.
+    const idleTwo = cache.lease(7, 2);
+    const idleThree = cache.lease(7, 3);
+    await feed(idleThree, c2);
+    idleThree!.commit("k3", readBack("7/3", c2));
+    expect(cache.heldBytes).toBe(c2.length);
+    // Upload 8 needs the room: 7's stored chunk is spilled, 8's stays in memory.
+    const two = cache.lease(8, 2);
+    const three = cache.lease(8, 3);
+    await feed(three, c2);
+    three!.commit("k3", readBack("8/3", c2));
+    expect(cache.heldBytes).toBe(c2.length);
+    await feed(two, c3);
+    two!.commit("k2");
+    expect(await cache.take(8, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
+    await feed(idleTwo, c3);
+    idleTwo!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
+    expect(reads).toEqual(["7/3"]);
+  });
+
   it("forgets a held chunk that failed, and hashes the copy sent again", async () => {
     const cache = new DigestCache();
     const one = cache.lease(7, 1);

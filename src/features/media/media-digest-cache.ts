@@ -78,6 +78,7 @@ export class DigestCache {
   lease(mediaId: number, chunk: number): DigestLease | undefined {
     let entry = this.#entries.get(mediaId);
     if (entry) {
+      this.#touch(mediaId, entry);
       const idle = entry.streaming === undefined && entry.advancing === undefined;
       if (idle && entry.next - 1 === chunk && entry.checkpointAt === chunk && !entry.held.has(chunk)) {
         // The chunk hashed last comes again: forget it and hash the new copy in its place.
@@ -184,6 +185,7 @@ export class DigestCache {
     const sink: DigestSink = {
       update: (piece) => {
         if (entry.dropped || !held.pieces) return undefined;
+        if (this.#heldBytes + piece.length > this.heldBudget) this.#spill(entry, piece.length);
         if (this.#heldBytes + piece.length > this.heldBudget) {
           // Over the budget: keep nothing, read the stored chunk back when its turn comes.
           this.#heldBytes -= held.bytes;
@@ -247,6 +249,30 @@ export class DigestCache {
         entry.advancing = undefined;
       }
     })();
+  }
+
+  /**
+   * Frees held bytes for `needed` more: stored chunks of other uploads, least recently active
+   * first (an upload abandoned half way holds its chunks until it is removed), will be read back
+   * from their blobs instead.
+   */
+  #spill(except: Entry, needed: number): void {
+    for (const entry of this.#entries.values()) {
+      if (entry === except) continue;
+      for (const held of entry.held.values()) {
+        if (!held.pieces || !held.committed?.readBack || held.bytes === 0) continue;
+        this.#heldBytes -= held.bytes;
+        held.pieces = undefined;
+        held.bytes = 0;
+        if (this.#heldBytes + needed <= this.heldBudget) return;
+      }
+    }
+  }
+
+  /** Moves `mediaId` to the end of the map: the map's order is least recently active first. */
+  #touch(mediaId: number, entry: Entry): void {
+    this.#entries.delete(mediaId);
+    this.#entries.set(mediaId, entry);
   }
 
   #add(mediaId: number, entry: Entry): void {
