@@ -12,6 +12,8 @@ export type ReadBack = () => AsyncIterable<Uint8Array>;
 interface Held {
   /** Copies of the chunk's bytes while they fit the process's budget; undefined once over it. */
   pieces: Buffer[] | undefined;
+  /** Bytes used in the last block of `pieces`. */
+  fill: number;
   bytes: number;
   /** Set when the chunk is stored and recorded; until then it may still fail. */
   committed: { key: string; readBack: ReadBack | undefined } | undefined;
@@ -45,6 +47,9 @@ export interface DigestLease {
   commit(blobKey: string, readBack?: ReadBack): void;
   abandon(): void;
 }
+
+/** Size of the blocks a held chunk's bytes are copied into. */
+const HELD_BLOCK_BYTES = 1024 * 1024;
 
 /** Default bytes of chunks held in memory ahead of their prefix, for the whole process. */
 export const DEFAULT_HELD_BUDGET = 32 * 1024 * 1024;
@@ -180,7 +185,7 @@ export class DigestCache {
   }
 
   #heldLease(mediaId: number, entry: Entry, chunk: number): DigestLease {
-    const held: Held = { pieces: [], bytes: 0, committed: undefined };
+    const held: Held = { pieces: [], fill: 0, bytes: 0, committed: undefined };
     entry.held.set(chunk, held);
     const sink: DigestSink = {
       update: (piece) => {
@@ -193,7 +198,21 @@ export class DigestCache {
           held.bytes = 0;
           return undefined;
         }
-        held.pieces.push(Buffer.from(piece));
+        // Copied into blocks of HELD_BLOCK_BYTES: a few large allocations per chunk, not one per
+        // piece of the body (each its own external buffer for the garbage collector to track).
+        let offset = 0;
+        while (offset < piece.length) {
+          let block = held.pieces.at(-1);
+          if (!block || held.fill === block.length) {
+            block = Buffer.allocUnsafeSlow(HELD_BLOCK_BYTES);
+            held.pieces.push(block);
+            held.fill = 0;
+          }
+          const n = Math.min(piece.length - offset, block.length - held.fill);
+          block.set(piece.subarray(offset, offset + n), held.fill);
+          held.fill += n;
+          offset += n;
+        }
         held.bytes += piece.length;
         this.#heldBytes += piece.length;
         return undefined;
@@ -228,7 +247,10 @@ export class DigestCache {
           entry.digests.checkpoint();
           entry.checkpointAt = chunk;
           if (held.pieces) {
-            for (const piece of held.pieces) await entry.digests.update(piece);
+            const pieces = held.pieces;
+            for (const [i, block] of pieces.entries()) {
+              await entry.digests.update(i === pieces.length - 1 ? block.subarray(0, held.fill) : block);
+            }
             this.#heldBytes -= held.bytes;
             held.pieces = undefined;
             held.bytes = 0;
