@@ -167,6 +167,8 @@ function startCheckpointer(sqlite: SQLite.Database, path: string, everyMs: numbe
   return {
     async stop() {
       stopping = true;
+      // Keep the process alive until the worker has finished its last checkpoint and closed.
+      worker.ref();
       worker.postMessage({ op: "stop" });
       await exited;
     },
