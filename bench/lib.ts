@@ -55,7 +55,13 @@ export async function startBenchFerry(extraEnv: Record<string, string> = {}): Pr
       )
     ).stdout,
   );
-  const proc = spawnFerry(["serve"], env);
+  // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it stops.
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  const proc = spawnFerry(["serve"], env, profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
+  let stopping = false;
+  void proc.exited.then((code) => {
+    if (!stopping) console.error(`ferry serve exited (${code}) during the bench:\n${proc.stderr()}`);
+  });
   await waitForHttp(`${base}/readyz`, proc);
   const res = await fetch(`${base}/v1/auth/get_token/`, {
     method: "POST",
@@ -71,6 +77,7 @@ export async function startBenchFerry(extraEnv: Record<string, string> = {}): Pr
     token,
     headers: { authorization: `JWT ${token}` },
     async stop() {
+      stopping = true;
       proc.child.kill("SIGTERM");
       await proc.exited;
       await database.drop();

@@ -1,5 +1,7 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import {
   type CompiledQuery,
@@ -50,8 +52,14 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 // int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-/** Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed). */
-export type DatabaseOptions = ({ postgresUrl: string; poolSize?: number } | { sqlitePath: string }) & {
+/**
+ * Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed).
+ * `checkpointEveryMs` sets how often the SQLite checkpointer runs (default 500).
+ */
+export type DatabaseOptions = (
+  | { postgresUrl: string; poolSize?: number }
+  | { sqlitePath: string; checkpointEveryMs?: number }
+) & {
   /** Called with the SQL of every statement Kysely runs (tests count statements with it). */
   onQuery?: (sql: string) => void;
 };
@@ -90,6 +98,13 @@ export function createDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 10000");
+  // A WAL reset after a checkpoint is truncated back to this size, so one burst does not leave a
+  // large file behind.
+  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  const checkpointer =
+    options.sqlitePath === ":memory:"
+      ? undefined
+      : startCheckpointer(sqlite, options.sqlitePath, options.checkpointEveryMs ?? 500);
   const db = new Kysely<DB>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     log: queryLog(options),
@@ -99,7 +114,88 @@ export function createDatabase(options: DatabaseOptions): Database {
     db,
     dialect: "sqlite",
     externalChanges: () => (sqlite.inTransaction ? undefined : (dataVersion.get() as number)),
-    destroy: () => db.destroy(),
+    async destroy() {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}
+
+/** Bytes of WAL (about 16,000 pages of 4 KiB) past which a checkpoint waits for readers to finish. */
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+
+// Eval'd CommonJS (no TypeScript loader in a worker): its own connection to the database file runs
+// a PASSIVE checkpoint every `everyMs`, which copies what no reader still needs into the database
+// file without blocking anyone. When the WAL still holds more than `limitPages` frames afterwards
+// (a reader kept an old snapshot through several checkpoints), one RESTART checkpoint waits for
+// the readers (busy timeout) so the next writer starts the WAL over: the WAL cannot grow without
+// bound. Checkpoints run on this thread only, never on the request thread.
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const SQLite = require(workerData.driver);
+const db = new SQLite(workerData.path);
+db.pragma("busy_timeout = 10000");
+db.pragma("wal_autocheckpoint = 0");
+db.pragma("journal_size_limit = " + workerData.limitBytes);
+const run = (mode) => db.pragma("wal_checkpoint(" + mode + ")")[0];
+const tick = () => {
+  try {
+    const r = run("PASSIVE");
+    if (r.log - r.checkpointed > workerData.limitPages) run("RESTART");
+  } catch {
+    // Busy past the timeout or the file went away: the next tick tries again.
+  }
+};
+const timer = setInterval(tick, workerData.everyMs);
+parentPort.on("message", (m) => {
+  if (m.op === "stop") {
+    clearInterval(timer);
+    tick();
+    db.close();
+    parentPort.close();
+  }
+});
+`;
+
+/**
+ * Moves SQLite's WAL checkpoints off the request thread: automatic checkpoints (run by whichever
+ * COMMIT crosses 1,000 pages, on the event loop) are turned off on `sqlite`, and a worker thread with
+ * its own connection checkpoints on a timer. Should the worker fail to start or die, automatic
+ * checkpoints are turned back on, so the WAL stays bounded either way.
+ */
+function startCheckpointer(sqlite: SQLite.Database, path: string, everyMs: number) {
+  const restore = () => {
+    if (sqlite.open) sqlite.pragma("wal_autocheckpoint = 1000");
+  };
+  let worker: Worker;
+  try {
+    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    worker = new Worker(CHECKPOINTER_SOURCE, {
+      eval: true,
+      name: "ferry-sqlite-checkpoint",
+      workerData: { driver, path, everyMs, limitPages: WAL_SIZE_LIMIT / 4096, limitBytes: WAL_SIZE_LIMIT },
+    });
+  } catch {
+    return undefined;
+  }
+  sqlite.pragma("wal_autocheckpoint = 0");
+  let stopping = false;
+  const exited = new Promise<void>((resolve) => {
+    worker.once("exit", () => {
+      if (!stopping) restore();
+      resolve();
+    });
+  });
+  worker.on("error", restore);
+  worker.unref();
+  return {
+    async stop() {
+      stopping = true;
+      // Keep the process alive until the worker has finished its last checkpoint and closed.
+      worker.ref();
+      worker.postMessage({ op: "stop" });
+      await exited;
+    },
   };
 }
 

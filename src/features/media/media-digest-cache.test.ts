@@ -76,15 +76,114 @@ describe("DigestCache", () => {
     expect(await cache.take(7, ["k1"])).toEqual(expected(c1));
   });
 
-  // Giving up means the caller reads the parts back instead.
-  it("gives up on chunks out of order", async () => {
+  it("hashes chunks that arrive ahead of the prefix once the chunks before them are stored", async () => {
+    const cache = new DigestCache();
+    const c4 = randomBytes(70_000);
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    // Chunks 2, 3 and 4 in flight together; 4 and 3 finish before 2.
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    const four = cache.lease(7, 4);
+    await feed(four, c4);
+    four!.commit("k4");
+    await feed(three, c3);
+    three!.commit("k3");
+    expect(cache.heldBytes).toBe(c3.length + c4.length);
+    await feed(two, c2);
+    two!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3", "k4"])).toEqual(expected(c1, c2, c3, c4));
+    expect(cache.heldBytes).toBe(0);
+  });
+
+  it("reads a held chunk back when its bytes did not fit the memory budget", async () => {
+    const cache = new DigestCache(512, 500_000);
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    await feed(three, c2); // over the budget: nothing kept
+    expect(cache.heldBytes).toBe(0);
+    three!.commit("k3", async function* () {
+      yield c2.subarray(0, 1000);
+      yield c2.subarray(1000);
+    });
+    await feed(two, c3);
+    two!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
+  });
+
+  it("spills the held chunks of an idle upload for an active one, reading them back later", async () => {
+    const cache = new DigestCache(512, 1_500_000);
+    const reads: string[] = [];
+    const readBack = (name: string, data: Buffer) =>
+      async function* () {
+        reads.push(name);
+        yield data;
+      };
+    for (const id of [7, 8]) {
+      const one = cache.lease(id, 1);
+      await feed(one, c1);
+      one!.commit("k1");
+    }
+    // Upload 7 stores chunk 3 ahead of chunk 2, then goes quiet.
+    const idleTwo = cache.lease(7, 2);
+    const idleThree = cache.lease(7, 3);
+    await feed(idleThree, c2);
+    idleThree!.commit("k3", readBack("7/3", c2));
+    expect(cache.heldBytes).toBe(c2.length);
+    // Upload 8 needs the room: 7's stored chunk is spilled, 8's stays in memory.
+    const two = cache.lease(8, 2);
+    const three = cache.lease(8, 3);
+    await feed(three, c2);
+    three!.commit("k3", readBack("8/3", c2));
+    expect(cache.heldBytes).toBe(c2.length);
+    await feed(two, c3);
+    two!.commit("k2");
+    expect(await cache.take(8, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
+    await feed(idleTwo, c3);
+    idleTwo!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
+    expect(reads).toEqual(["7/3"]);
+  });
+
+  it("forgets a held chunk that failed, and hashes the copy sent again", async () => {
     const cache = new DigestCache();
     const one = cache.lease(7, 1);
     await feed(one, c1);
     one!.commit("k1");
-    expect(cache.lease(7, 3)).toBeUndefined(); // out of order: dropped
-    expect(cache.lease(7, 2)).toBeUndefined(); // and stays dropped
-    expect(await cache.take(7, ["k1", "k2"])).toBeUndefined();
+    const two = cache.lease(7, 2);
+    const failed = cache.lease(7, 3);
+    await feed(failed, c1.subarray(0, 5000));
+    failed!.abandon();
+    expect(cache.heldBytes).toBe(0);
+    const again = cache.lease(7, 3);
+    await feed(again, c3);
+    again!.commit("k3");
+    await feed(two, c2);
+    two!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c2, c3));
+  });
+
+  // Giving up means the caller reads the parts back instead.
+  it("gives up when the parts are not the chunks it hashed (a chunk missing from the prefix)", async () => {
+    const cache = new DigestCache();
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    const three = cache.lease(7, 3);
+    await feed(three, c3);
+    three!.commit("k3");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toBeUndefined();
+    expect(cache.heldBytes).toBe(0);
+  });
+
+  it("gives up without a first chunk (another node or a restart stored it)", async () => {
+    const cache = new DigestCache();
+    expect(cache.lease(7, 3)).toBeUndefined();
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toBeUndefined();
   });
 
   it("gives up on the same chunk sent again while its first copy is in progress", async () => {

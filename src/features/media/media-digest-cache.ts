@@ -1,106 +1,161 @@
 import { type Digests, newDigests, type PlaintextDigest } from "./media-digests.js";
 
+/** Where a chunk's bytes go while it is stored: `update` may ask the caller to wait (back pressure). */
+export interface DigestSink {
+  update(chunk: Uint8Array): Promise<void> | undefined;
+}
+
+/** Reads a stored chunk's plaintext back (decrypting and verifying it). */
+export type ReadBack = () => AsyncIterable<Uint8Array>;
+
+/** A chunk that arrived ahead of the hashed prefix (ADR 0038): its bytes, or how to read them back. */
+interface Held {
+  /** Copies of the chunk's bytes while they fit the process's budget; undefined once over it. */
+  pieces: Buffer[] | undefined;
+  /** Bytes used in the last block of `pieces`. */
+  fill: number;
+  bytes: number;
+  /** Set when the chunk is stored and recorded; until then it may still fail. */
+  committed: { key: string; readBack: ReadBack | undefined } | undefined;
+}
+
 interface Entry {
   /** The chunk number the digests expect next. */
   next: number;
   digests: Digests;
   /** Blob key whose plaintext each hashed chunk number contributed. */
   keys: Map<number, string>;
-  /** A chunk is being hashed right now. */
-  busy: boolean;
+  /** The chunk being streamed straight into the digests right now (always `next`), if any. */
+  streaming: number | undefined;
   /** The chunk whose start the digests' checkpoint marks (they can rewind to before it). */
   checkpointAt: number | undefined;
+  /** Chunks past `next`, in flight or stored, not hashed yet. */
+  held: Map<number, Held>;
+  /** Set while committed held chunks are fed to the digests; settles when caught up. */
+  advancing: Promise<void> | undefined;
+  /** The entry was dropped (out of the map): leases and the advance loop stop touching it. */
+  dropped: boolean;
 }
 
 /** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` forgets its bytes. */
 export interface DigestLease {
-  digests: Digests;
-  commit(blobKey: string): void;
+  digests: DigestSink;
+  /**
+   * The chunk is stored as `blobKey` and recorded. `readBack` reads its plaintext again, for a
+   * chunk that arrived ahead of the hashed prefix while the memory budget was spent.
+   */
+  commit(blobKey: string, readBack?: ReadBack): void;
   abandon(): void;
 }
 
+/** Size of the blocks a held chunk's bytes are copied into. */
+const HELD_BLOCK_BYTES = 1024 * 1024;
+
+/** Default bytes of chunks held in memory ahead of their prefix, for the whole process. */
+export const DEFAULT_HELD_BUDGET = 32 * 1024 * 1024;
+
 /**
- * Per-process running digests of chunked uploads whose chunks arrive in order, so completing a
- * media needs no second read of its blobs. A chunk that fails part way, and the last stored chunk
- * sent again (a client that lost the answer, or a resumed upload), rewind the digests to a
- * checkpoint taken before that chunk. Anything else unusual (out of order, concurrent, another
- * node) drops the entry and completion falls back to decrypting the parts.
+ * Per-process running digests of chunked uploads (docs/adr/0038), so completing a media needs no
+ * second read of its blobs. The digests cover the contiguous prefix of stored chunks: the chunk
+ * that continues the prefix is hashed as it streams in; a chunk that arrives ahead of it (several
+ * chunks in flight) is held — its bytes copied in memory while the process's budget allows, else
+ * read back from its blob later — and hashed once every chunk before it is stored. A chunk that
+ * fails part way, and the last hashed chunk sent again (a client that lost the answer, or a resumed
+ * upload), rewind the digests to a checkpoint taken before that chunk. Anything else unusual (a
+ * chunk sent again while a copy is in flight, an earlier chunk replaced, another node, a restart)
+ * drops the entry and completion falls back to decrypting the parts.
  */
 export class DigestCache {
   readonly #entries = new Map<number, Entry>();
+  #heldBytes = 0;
 
-  constructor(private readonly maxEntries = 512) {}
+  constructor(
+    private readonly maxEntries = 512,
+    private readonly heldBudget = DEFAULT_HELD_BUDGET,
+  ) {}
 
-  /** A lease to hash chunk `chunk` of `mediaId`, or undefined when it cannot continue the digests in order. */
+  /** Bytes of held chunks now in memory (for tests and diagnostics). */
+  get heldBytes(): number {
+    return this.#heldBytes;
+  }
+
+  /** A lease to hash chunk `chunk` of `mediaId`, or undefined when it cannot be part of the digests. */
   lease(mediaId: number, chunk: number): DigestLease | undefined {
     let entry = this.#entries.get(mediaId);
-    if (entry && !entry.busy && entry.next - 1 === chunk && entry.checkpointAt === chunk) {
-      // The chunk hashed last comes again: forget it and hash the new copy in its place.
-      entry.digests.rewind();
-      entry.keys.delete(chunk);
-      entry.next = chunk;
-    } else if (entry && (entry.busy || entry.next !== chunk)) {
-      this.#drop(mediaId);
-      entry = undefined;
-    } else if (entry) {
-      entry.digests.checkpoint();
-      entry.checkpointAt = chunk;
-    }
-    if (!entry) {
-      if (chunk !== 1) return undefined;
-      entry = { next: 1, digests: newDigests(), keys: new Map(), busy: false, checkpointAt: 1 };
-      this.#entries.set(mediaId, entry);
-      while (this.#entries.size > this.maxEntries) {
-        this.#drop(this.#entries.keys().next().value as number);
+    if (entry) {
+      this.#touch(mediaId, entry);
+      const idle = entry.streaming === undefined && entry.advancing === undefined;
+      if (idle && entry.next - 1 === chunk && entry.checkpointAt === chunk && !entry.held.has(chunk)) {
+        // The chunk hashed last comes again: forget it and hash the new copy in its place.
+        entry.digests.rewind();
+        entry.keys.delete(chunk);
+        entry.next = chunk;
+        return this.#streamLease(mediaId, entry, chunk);
       }
+      if (idle && entry.next === chunk && !entry.held.has(chunk)) {
+        entry.digests.checkpoint();
+        entry.checkpointAt = chunk;
+        return this.#streamLease(mediaId, entry, chunk);
+      }
+      if (chunk >= entry.next && chunk !== entry.streaming && !entry.held.has(chunk)) {
+        return this.#heldLease(mediaId, entry, chunk);
+      }
+      // A chunk already hashed, or sent again while a copy of it is in flight or held.
+      this.#drop(mediaId);
+      return undefined;
     }
-    const held = entry;
-    held.busy = true;
-    return {
-      digests: held.digests,
-      commit: (blobKey) => {
-        held.busy = false;
-        held.keys.set(held.next, blobKey);
-        held.next += 1;
-      },
-      abandon: () => {
-        if (this.#entries.get(mediaId) !== held) return;
-        // The chunk was not stored: forget its bytes, so sending it again continues in order.
-        held.digests.rewind();
-        held.busy = false;
-      },
+    if (chunk !== 1) return undefined;
+    entry = {
+      next: 1,
+      digests: newDigests(),
+      keys: new Map(),
+      streaming: undefined,
+      checkpointAt: 1,
+      held: new Map(),
+      advancing: undefined,
+      dropped: false,
     };
+    this.#add(mediaId, entry);
+    return this.#streamLease(mediaId, entry, 1);
   }
 
   /** Moves a fresh entry to `mediaId` (the first chunk was hashed before the media row existed). */
   adopt(mediaId: number, digests: Digests, blobKey: string): void {
     this.#drop(mediaId);
-    this.#entries.set(mediaId, {
+    this.#add(mediaId, {
       next: 2,
       digests,
       keys: new Map([[1, blobKey]]),
-      busy: false,
+      streaming: undefined,
       checkpointAt: undefined,
+      held: new Map(),
+      advancing: undefined,
+      dropped: false,
     });
   }
 
   /**
    * Final digests when the cached ones cover exactly `partKeys` (blob key of chunk 1..n, in
-   * order); removes the entry either way. Resolves undefined (never rejects) when they do not,
-   * or when the digest worker failed, so the caller falls back to reading the parts.
+   * order), once the held chunks before it are hashed; removes the entry either way. Resolves
+   * undefined (never rejects) when they do not, or when the digest worker failed, so the caller
+   * falls back to reading the parts.
    */
   async take(mediaId: number, partKeys: string[]): Promise<PlaintextDigest | undefined> {
     const entry = this.#entries.get(mediaId);
-    this.#entries.delete(mediaId);
     if (!entry) return undefined;
+    while (entry.advancing && !entry.dropped) await entry.advancing;
+    if (this.#entries.get(mediaId) !== entry) return undefined;
     const usable =
-      !entry.busy &&
+      entry.streaming === undefined &&
       entry.next === partKeys.length + 1 &&
       partKeys.every((key, i) => entry.keys.get(i + 1) === key);
     if (!usable) {
-      entry.digests.dispose();
+      this.#drop(mediaId);
       return undefined;
     }
+    this.#entries.delete(mediaId);
+    entry.dropped = true;
+    this.#release(entry);
     return entry.digests.digest().catch(() => undefined);
   }
 
@@ -109,8 +164,157 @@ export class DigestCache {
     this.#drop(mediaId);
   }
 
-  #drop(mediaId: number): void {
-    this.#entries.get(mediaId)?.digests.dispose();
+  #streamLease(mediaId: number, entry: Entry, chunk: number): DigestLease {
+    entry.streaming = chunk;
+    return {
+      digests: entry.digests,
+      commit: (blobKey) => {
+        if (entry.dropped) return;
+        entry.streaming = undefined;
+        entry.keys.set(chunk, blobKey);
+        entry.next = chunk + 1;
+        this.#advance(mediaId, entry);
+      },
+      abandon: () => {
+        if (entry.dropped) return;
+        // The chunk was not stored: forget its bytes, so sending it again continues in order.
+        entry.digests.rewind();
+        entry.streaming = undefined;
+      },
+    };
+  }
+
+  #heldLease(mediaId: number, entry: Entry, chunk: number): DigestLease {
+    const held: Held = { pieces: [], fill: 0, bytes: 0, committed: undefined };
+    entry.held.set(chunk, held);
+    const sink: DigestSink = {
+      update: (piece) => {
+        if (entry.dropped || !held.pieces) return undefined;
+        if (this.#heldBytes + piece.length > this.heldBudget) this.#spill(entry, piece.length);
+        if (this.#heldBytes + piece.length > this.heldBudget) {
+          // Over the budget: keep nothing, read the stored chunk back when its turn comes.
+          this.#heldBytes -= held.bytes;
+          held.pieces = undefined;
+          held.bytes = 0;
+          return undefined;
+        }
+        // Copied into blocks of HELD_BLOCK_BYTES: a few large allocations per chunk, not one per
+        // piece of the body (each its own external buffer for the garbage collector to track).
+        let offset = 0;
+        while (offset < piece.length) {
+          let block = held.pieces.at(-1);
+          if (!block || held.fill === block.length) {
+            block = Buffer.allocUnsafeSlow(HELD_BLOCK_BYTES);
+            held.pieces.push(block);
+            held.fill = 0;
+          }
+          const n = Math.min(piece.length - offset, block.length - held.fill);
+          block.set(piece.subarray(offset, offset + n), held.fill);
+          held.fill += n;
+          offset += n;
+        }
+        held.bytes += piece.length;
+        this.#heldBytes += piece.length;
+        return undefined;
+      },
+    };
+    return {
+      digests: sink,
+      commit: (blobKey, readBack) => {
+        if (entry.dropped || entry.held.get(chunk) !== held) return;
+        held.committed = { key: blobKey, readBack };
+        this.#advance(mediaId, entry);
+      },
+      abandon: () => {
+        if (entry.dropped || entry.held.get(chunk) !== held) return;
+        entry.held.delete(chunk);
+        this.#heldBytes -= held.bytes;
+      },
+    };
+  }
+
+  /** Feeds the committed held chunks that continue the prefix, one after another, off the caller's path. */
+  #advance(mediaId: number, entry: Entry): void {
+    if (entry.advancing || entry.streaming !== undefined || entry.dropped) return;
+    if (!entry.held.get(entry.next)?.committed) return;
+    entry.advancing = (async () => {
+      try {
+        for (;;) {
+          const held = entry.held.get(entry.next);
+          if (entry.dropped || !held?.committed) return;
+          const chunk = entry.next;
+          const { key, readBack } = held.committed;
+          entry.digests.checkpoint();
+          entry.checkpointAt = chunk;
+          if (held.pieces) {
+            const pieces = held.pieces;
+            for (const [i, block] of pieces.entries()) {
+              await entry.digests.update(i === pieces.length - 1 ? block.subarray(0, held.fill) : block);
+            }
+            this.#heldBytes -= held.bytes;
+            held.pieces = undefined;
+            held.bytes = 0;
+          } else if (readBack) {
+            for await (const piece of readBack()) await entry.digests.update(piece);
+          } else {
+            throw new Error("a held chunk has neither bytes nor a way to read them back");
+          }
+          if (entry.dropped) return;
+          entry.held.delete(chunk);
+          entry.keys.set(chunk, key);
+          entry.next = chunk + 1;
+        }
+      } catch {
+        // A chunk that cannot be read back: completion reads the parts and reports the failure.
+        this.#drop(mediaId);
+      } finally {
+        entry.advancing = undefined;
+      }
+    })();
+  }
+
+  /**
+   * Frees held bytes for `needed` more: stored chunks of other uploads, least recently active
+   * first (an upload abandoned half way holds its chunks until it is removed), will be read back
+   * from their blobs instead.
+   */
+  #spill(except: Entry, needed: number): void {
+    for (const entry of this.#entries.values()) {
+      if (entry === except) continue;
+      for (const held of entry.held.values()) {
+        if (!held.pieces || !held.committed?.readBack || held.bytes === 0) continue;
+        this.#heldBytes -= held.bytes;
+        held.pieces = undefined;
+        held.bytes = 0;
+        if (this.#heldBytes + needed <= this.heldBudget) return;
+      }
+    }
+  }
+
+  /** Moves `mediaId` to the end of the map: the map's order is least recently active first. */
+  #touch(mediaId: number, entry: Entry): void {
     this.#entries.delete(mediaId);
+    this.#entries.set(mediaId, entry);
+  }
+
+  #add(mediaId: number, entry: Entry): void {
+    this.#entries.set(mediaId, entry);
+    while (this.#entries.size > this.maxEntries) {
+      this.#drop(this.#entries.keys().next().value as number);
+    }
+  }
+
+  #release(entry: Entry): void {
+    for (const held of entry.held.values()) this.#heldBytes -= held.bytes;
+    entry.held.clear();
+  }
+
+  #drop(mediaId: number): void {
+    const entry = this.#entries.get(mediaId);
+    if (!entry) return;
+    this.#entries.delete(mediaId);
+    entry.dropped = true;
+    this.#release(entry);
+    entry.digests.dispose();
   }
 }

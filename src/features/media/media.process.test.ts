@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, readdir, utimes, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
@@ -198,5 +199,58 @@ describe("maintenance commands", () => {
     const got = await api("GET", `/v1/media/${mediaId}/download`);
     expect(got.status).toBe(200);
     expect(sha256(got.bytes)).toBe(sha256(data));
+  });
+});
+
+describe("chunks in flight across a restart", () => {
+  // Chunks 3 and 4 of 5 are stored ahead of chunk 2 (held for the running digests), then the
+  // server restarts: the digests it held are gone, and completing reads the parts back instead.
+  const file = bytesOf(5 * 1024 * 1024 + 77, "restart");
+  const size = 1024 * 1024;
+  const piece = (n: number) => file.subarray((n - 1) * size, n * size);
+  let id: number;
+
+  it("completes with the file's digests and bytes", async () => {
+    const req = await api("POST", "/v1/request/", {
+      payload: Buffer.from(JSON.stringify({ type: "push", is_draft: true })),
+      headers: { "content-type": "application/json" },
+    });
+    const first = await api(
+      "POST",
+      "/v1/media/",
+      multipart(
+        {
+          request: req.json().id,
+          name: "r.bin",
+          total_chunks: 6,
+          current_chunk: 1,
+          total_bytes: file.length,
+        },
+        { data: piece(1) },
+      ),
+    );
+    expect(first.status, first.bytes.toString()).toBe(201);
+    id = first.json().id;
+    const ahead = await Promise.all(
+      [3, 4].map((n) => api("PUT", `/v1/media/${id}`, multipart({ current_chunk: n }, { data: piece(n) }))),
+    );
+    expect(ahead.map((a) => a.status)).toEqual([201, 201]);
+    await stop();
+    await start();
+    const rest = await Promise.all(
+      [2, 5, 6].map((n) =>
+        api("PUT", `/v1/media/${id}`, multipart({ current_chunk: n }, { data: piece(n) })),
+      ),
+    );
+    expect(rest.map((a) => a.status)).toEqual([201, 201, 201]);
+    const info = await api("GET", `/v1/media/${id}/`);
+    expect(info.json()).toMatchObject({
+      state: "available",
+      bytes: file.length,
+      sha256: sha256(file),
+      file_checksum: createHash("md5").update(file).digest("hex"),
+    });
+    const got = await api("GET", `/v1/media/${id}/download`);
+    expect(got.bytes.equals(file)).toBe(true);
   });
 });

@@ -13,7 +13,7 @@ import {
   segmentSpan,
 } from "../../crypto/segment-aead.js";
 import type { MediaPartRow } from "./media.repository.js";
-import type { Digests } from "./media-digests.js";
+import type { DigestSink } from "./media-digest-cache.js";
 
 export { type Digests, newDigests, type PlaintextDigest } from "./media-digests.js";
 
@@ -28,7 +28,7 @@ export class UploadMeter extends Transform {
   constructor(
     private readonly limit: number,
     private readonly onLimit: () => Error,
-    private readonly digests: Digests | undefined,
+    private readonly digests: DigestSink | undefined,
   ) {
     super();
   }

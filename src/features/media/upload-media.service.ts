@@ -54,7 +54,7 @@ import {
   parsePositiveInt,
   readDeclaration,
 } from "./media.validation.js";
-import type { DigestLease } from "./media-digest-cache.js";
+import type { DigestLease, DigestSink } from "./media-digest-cache.js";
 import { UploadBody } from "./upload-body.js";
 import {
   breaksDeclaredSize,
@@ -178,10 +178,11 @@ export class MediaUploadService {
     });
     let stored: StoredPart;
     let complete: boolean;
+    let current: number | undefined;
     try {
       await body.read(parts);
       checkFingerprint(media.fingerprint, body.fields.fingerprint);
-      const current = parsePositiveInt(body.fields.current_chunk);
+      current = parsePositiveInt(body.fields.current_chunk);
       if (current === undefined) throw ValidationError.field("current_chunk", "This field is required.");
       checkChunkNumbers(media.total_chunks, current);
       stored = await body.store(current);
@@ -191,7 +192,10 @@ export class MediaUploadService {
       if (body.stored) await this.#discard(body.stored.key);
       throw error;
     }
-    lease?.commit(stored.key);
+    // A chunk held ahead of the hashed prefix is read back from its blob if its bytes did not fit
+    // the memory budget (ADR 0038).
+    const part = partRow(media.id, current, stored, media.created);
+    lease?.commit(stored.key, () => readPlaintext(this.deps.blobStore, dek, [part]));
     // The chunk is committed: from here a failure (say, a part failing verification while the
     // digests are computed) leaves it stored, and re-sending any chunk retries the completion.
     if (complete) await this.#completeIfReady(media.id, meta);
@@ -378,7 +382,7 @@ export class MediaUploadService {
     partIndex: number,
     source: Readable,
     limit: UploadLimit,
-    digests: Digests | undefined,
+    digests: DigestSink | undefined,
   ): Promise<StoredPart> {
     const meter = new UploadMeter(limit.bytes, limit.error, digests);
     // 256 shard folders: reused from the first few hundred parts on, so storing a part seldom
