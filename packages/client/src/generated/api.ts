@@ -8,6 +8,11 @@ export const operationMeta = {
   refreshToken: { method: "POST", path: "/v1/auth/token_refresh/", pathParams: [], query: [], body: "json", auth: false, raw: false },
   verifyToken: { method: "POST", path: "/v1/auth/token_verify/", pathParams: [], query: [], body: "json", auth: false, raw: false },
   getAccount: { method: "GET", path: "/v1/account/", pathParams: [], query: [], body: "none", auth: true, raw: false },
+  updateAccount: { method: "PATCH", path: "/v1/account/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  listApplications: { method: "GET", path: "/v1/application/", pathParams: [], query: [], body: "none", auth: true, raw: false },
+  createApplication: { method: "POST", path: "/v1/application/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  getApplication: { method: "GET", path: "/v1/application/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  revokeApplication: { method: "DELETE", path: "/v1/application/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   searchAuditLog: { method: "GET", path: "/v1/logentry/search/", pathParams: [], query: ["page","page_size","marker","PartitionKey","code","related_model","relation_key","path","from","method","content_type","since","until"], body: "none", auth: true, raw: false },
   createContact: { method: "POST", path: "/v1/contact/", pathParams: [], query: [], body: "json", auth: true, raw: false },
   listContacts: { method: "GET", path: "/v1/contact/", pathParams: [], query: ["page","page_size"], body: "none", auth: true, raw: false },
@@ -141,6 +146,31 @@ export class FerryApi extends FerryCore {
   /** The account and application the token acts for (Ferry extension) (`GET /v1/account/`). */
   getAccount(options?: CallOptions): Promise<Success<operations["getAccount"]>> {
     return this.call("getAccount", {}, options) as Promise<Success<operations["getAccount"]>>;
+  }
+
+  /** Change the account's default language for recipients (Ferry extension; scope branding) (`PATCH /v1/account/`). */
+  updateAccount(args: { body: JsonBody<operations["updateAccount"]> }, options?: CallOptions): Promise<Success<operations["updateAccount"]>> {
+    return this.call("updateAccount", args ?? {}, options) as Promise<Success<operations["updateAccount"]>>;
+  }
+
+  /** List the account's applications, newest first (never their keys; needs a key with scope *) (`GET /v1/application/`). */
+  listApplications(options?: CallOptions): Promise<Success<operations["listApplications"]>> {
+    return this.call("listApplications", {}, options) as Promise<Success<operations["listApplications"]>>;
+  }
+
+  /** Create an application; its API key is in the answer, once (needs a key with scope *) (`POST /v1/application/`). */
+  createApplication(args: { body: JsonBody<operations["createApplication"]> }, options?: CallOptions): Promise<Success<operations["createApplication"]>> {
+    return this.call("createApplication", args ?? {}, options) as Promise<Success<operations["createApplication"]>>;
+  }
+
+  /** Read an application of the account (needs a key with scope *) (`GET /v1/application/{id}/`). */
+  getApplication(args: operations["getApplication"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["getApplication"]>> {
+    return this.call("getApplication", args ?? {}, options) as Promise<Success<operations["getApplication"]>>;
+  }
+
+  /** Revoke an application: its key and tokens stop working at once (needs a key with scope *) (`DELETE /v1/application/{id}/`). */
+  revokeApplication(args: operations["revokeApplication"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["revokeApplication"]>> {
+    return this.call("revokeApplication", args ?? {}, options) as Promise<Success<operations["revokeApplication"]>>;
   }
 
   /** Search the account's audit log, newest first, with exact filters and marker pagination (`GET /v1/logentry/search/`). */

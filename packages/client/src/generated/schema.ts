@@ -22,6 +22,20 @@ export interface paths {
   "/v1/account/": {
     /** The account and application the token acts for (Ferry extension) */
     get: operations["getAccount"];
+    /** Change the account's default language for recipients (Ferry extension; scope branding) */
+    patch: operations["updateAccount"];
+  };
+  "/v1/application/": {
+    /** List the account's applications, newest first (never their keys; needs a key with scope *) */
+    get: operations["listApplications"];
+    /** Create an application; its API key is in the answer, once (needs a key with scope *) */
+    post: operations["createApplication"];
+  };
+  "/v1/application/{id}/": {
+    /** Read an application of the account (needs a key with scope *) */
+    get: operations["getApplication"];
+    /** Revoke an application: its key and tokens stop working at once (needs a key with scope *) */
+    delete: operations["revokeApplication"];
   };
   "/v1/logentry/search/": {
     /**
@@ -493,6 +507,49 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    /** Account */
+    Account: {
+      id: number;
+      email: string;
+      name: string;
+      environment: "sandbox" | "live";
+      /** @description Language of recipient pages when the reader's browser names none Ferry supports, and of the emails and SMS Ferry writes (ADR 0033). */
+      default_language: "en" | "es" | "fr" | "de" | "pt";
+      application: {
+        id: number;
+        name: string;
+        scopes: string;
+      };
+    };
+    /** AccountPatch */
+    AccountPatch: {
+      /** @description The recipients' default language: one of en, es, fr, de, pt. */
+      default_language?: string;
+    };
+    /** Application */
+    Application: {
+      id: number;
+      name: string;
+      /** @description The first 12 characters of the key. */
+      key_prefix: string;
+      /** @description "*" or space-separated areas, each optionally `:read`. */
+      scopes: string;
+      active: boolean;
+      revoked_at: string | null;
+      /** @description When a token was last issued for the key. */
+      last_used_at: string | null;
+      created: string;
+    };
+    /** ApplicationInput */
+    ApplicationInput: {
+      name: string;
+      /** @description Areas the key may use ("requests", "media:read", ...); omitted or "*": everything. */
+      scopes?: string[] | string;
+    };
+    /** ApplicationList */
+    ApplicationList: {
+      results: components["schemas"]["Application"][];
+    };
     /** Branding */
     Branding: {
       css: string;
@@ -1034,6 +1091,12 @@ export interface components {
       page_size: number;
       results: components["schemas"]["ContainerRecipient"][];
     };
+    /** CreatedApplication */
+    CreatedApplication: {
+      application: components["schemas"]["Application"];
+      /** @description The new API key: shown this once, store it now. */
+      api_key: string;
+    };
     /**
      * EmailTemplate
      * @description An HTML email template with merge tags (Liquid with Django-compatible filters).
@@ -1139,8 +1202,10 @@ export interface components {
     LogSearchResult: {
       /** @description Pass back as `marker` to continue after the last entry returned; null at the end. */
       next_marker: components["schemas"]["LogSearchMarker"] | null;
-      /** @description Pages of page_size from the marker (or the newest entry). */
+      /** @description Pages of page_size from the marker (or the newest entry). An estimate when total_pages_estimated is present. */
       total_pages: number;
+      /** @description Present and true only when total_pages is an estimate: two or more filters whose narrowest matches more than 10,000 entries. Pages and markers still reach every entry. */
+      total_pages_estimated?: boolean;
       /** @description Entries per page used for this answer: the page_size asked for, or 100 when more was asked. */
       page_size: number;
       results: components["schemas"]["LogEntry"][];
@@ -2089,17 +2154,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         content: {
-          "application/json": {
-            id: number;
-            email: string;
-            name: string;
-            environment: "sandbox" | "live";
-            application: {
-              id: number;
-              name: string;
-              scopes: string;
-            };
-          };
+          "application/json": components["schemas"]["Account"];
         };
       };
       /** @description Error with a stable code name and a human-readable detail. */
@@ -2110,6 +2165,213 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Change the account's default language for recipients (Ferry extension; scope branding) */
+  updateAccount: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["AccountPatch"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Account"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List the account's applications, newest first (never their keys; needs a key with scope *) */
+  listApplications: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ApplicationList"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Create an application; its API key is in the answer, once (needs a key with scope *) */
+  createApplication: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ApplicationInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": components["schemas"]["CreatedApplication"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Read an application of the account (needs a key with scope *) */
+  getApplication: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Application"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Revoke an application: its key and tokens stop working at once (needs a key with scope *) */
+  revokeApplication: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description No content. */
+      204: {
+        content: never;
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -8373,11 +8635,11 @@ export interface operations {
           "application/json": components["schemas"]["SessionChatEntry"];
         };
       };
-      /** @description Default Response */
+      /** @description Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed#chat` when refused (a reload never posts again). */
       303: {
         content: never;
       };
-      /** @description Empty or too long reply. */
+      /** @description Empty or too long reply (JSON calls). */
       400: {
         content: {
           "text/html": string;
@@ -8389,7 +8651,7 @@ export interface operations {
           "text/html": string;
         };
       };
-      /** @description The chat is closed. */
+      /** @description The chat is closed (JSON calls). */
       422: {
         content: {
           "text/html": string;
