@@ -267,13 +267,6 @@ export async function deleteThroughSeq(
   return deleted;
 }
 
-/** The SQL and parameters of the count query behind `total_pages` (for printing query plans). */
-export function compileCount(ex: Executor, scope: AuditSearchScope) {
-  return scoped(ex, scope)
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .compile();
-}
-
 /**
  * Entries of an account with seq ≤ `maxSeq` (all when undefined), from the chain head and the
  * retention checkpoint alone: an intact chain holds every seq after the checkpoint exactly once.

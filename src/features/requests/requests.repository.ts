@@ -128,15 +128,6 @@ export async function searchOwnerRequests(
   }
   return q.orderBy("id", "desc").limit(window.limit).offset(window.offset).execute();
 }
-/** One page of the account's requests, newest first. */
-export async function listRequests(
-  ex: Executor,
-  accountId: number,
-  page: { offset: number; limit: number },
-): Promise<RequestRow[]> {
-  return listRequestsQuery(ex, accountId, page).execute();
-}
-
 /** The query counting the account's requests (`sentOnly`: not drafts); exported for the benchmark. */
 export function countRequestsQuery(ex: Executor, accountId: number, sentOnly = false) {
   let q = ex
@@ -182,21 +173,6 @@ export async function setRequestContacts(
     .values(
       contactIds.map((contactId, position) => ({ request_id: requestId, contact_id: contactId, position })),
     )
-    .execute();
-}
-
-/** Contact links of the given requests, in request order. */
-export async function contactLinksOf(
-  ex: Executor,
-  requestIds: number[],
-): Promise<{ request_id: number; contact_id: number }[]> {
-  if (requestIds.length === 0) return [];
-  return ex
-    .selectFrom("request_contacts")
-    .select(["request_id", "contact_id"])
-    .where("request_id", "in", requestIds)
-    .orderBy("request_id")
-    .orderBy("position")
     .execute();
 }
 

@@ -28,7 +28,6 @@ import {
   findRequest,
   findRequestsWithRelations,
   insertRequest,
-  listRequests,
   type OwnerRequestFilter,
   type RequestChanges,
   type RequestSelection,
