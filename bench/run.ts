@@ -6,6 +6,7 @@ import { testDialect } from "../test/helpers/db.js";
 import { auditBench } from "./audit.bench.js";
 import { callbacksBench } from "./callbacks.bench.js";
 import { containersBench } from "./containers.bench.js";
+import { dashboardBench } from "./dashboard.bench.js";
 import { foundationBench } from "./foundation.bench.js";
 import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
 import { mediaBench } from "./media.bench.js";
@@ -18,6 +19,7 @@ const modules: BenchModule[] = [
   foundationBench,
   auditBench,
   requestsBench,
+  dashboardBench,
   notificationsBench,
   callbacksBench,
   recipientBench,

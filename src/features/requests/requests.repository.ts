@@ -91,6 +91,16 @@ export async function searchOwnerRequests(
   window: { offset: number; limit: number },
 ): Promise<RequestRow[]> {
   if (filter.contactIds !== undefined && filter.contactIds.length === 0) return [];
+  return searchOwnerRequestsQuery(ex, accountId, filter, window).execute();
+}
+
+/** The query of searchOwnerRequests (`contactIds`, when given, not empty); exported for the benchmark. */
+export function searchOwnerRequestsQuery(
+  ex: Executor,
+  accountId: number,
+  filter: OwnerRequestFilter,
+  window: { offset: number; limit: number },
+) {
   let q = ex
     .selectFrom("requests")
     .selectAll()
@@ -126,7 +136,7 @@ export async function searchOwnerRequests(
       ]),
     );
   }
-  return q.orderBy("id", "desc").limit(window.limit).offset(window.offset).execute();
+  return q.orderBy("id", "desc").limit(window.limit).offset(window.offset);
 }
 /** The query counting the account's requests (`sentOnly`: not drafts); exported for the benchmark. */
 export function countRequestsQuery(ex: Executor, accountId: number, sentOnly = false) {
