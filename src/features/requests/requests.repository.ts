@@ -81,15 +81,16 @@ export interface OwnerRequestFilter {
 }
 
 /**
- * One window of the account's requests matching `filter`, newest first (the (account_id, id)
- * index backwards; the filters are checked on the rows it walks).
+ * The ids of one window of the account's requests matching `filter`, newest first. Unfiltered, the
+ * (account_id, kind, id) index alone answers, however deep the window; filters are checked on the
+ * rows it walks.
  */
 export async function searchOwnerRequests(
   ex: Executor,
   accountId: number,
   filter: OwnerRequestFilter,
   window: { offset: number; limit: number },
-): Promise<RequestRow[]> {
+): Promise<{ id: number }[]> {
   if (filter.contactIds !== undefined && filter.contactIds.length === 0) return [];
   return searchOwnerRequestsQuery(ex, accountId, filter, window).execute();
 }
@@ -103,7 +104,7 @@ export function searchOwnerRequestsQuery(
 ) {
   let q = ex
     .selectFrom("requests")
-    .selectAll()
+    .select("id")
     .where("account_id", "=", accountId)
     .where("kind", "=", "request");
   if (filter.type) q = q.where("type", "=", filter.type);
