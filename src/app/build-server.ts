@@ -147,6 +147,9 @@ export async function buildServer(
         });
       } catch (err) {
         request.log.error({ err }, "audit write failed for API call");
+        // A read must not leave without its entry: it is refused, and the caller may read again.
+        // A change has committed with its own entry (ABA-*), so its answer stays true and is sent.
+        if (READ_METHODS.has(request.method)) return refuseUnaudited(reply, payload);
       }
     }
     return payload;
@@ -210,4 +213,32 @@ export async function buildServer(
     await app.register((scope) => routes(scope.withTypeProvider<TypeBoxTypeProvider>()));
   }
   return app;
+}
+
+const READ_METHODS = new Set(["GET", "HEAD"]);
+
+/** Headers that describe the refused answer's body, removed with it. */
+const BODY_HEADERS = [
+  "content-length",
+  "content-range",
+  "content-disposition",
+  "etag",
+  "last-modified",
+  "accept-ranges",
+];
+
+/**
+ * Replaces an answer whose AAA-0010 entry could not be written with a 503 (the spec's error shape),
+ * releasing a streamed body (a download) unread.
+ */
+function refuseUnaudited(reply: FastifyReply, payload: unknown): string {
+  if (payload && typeof (payload as { destroy?: unknown }).destroy === "function") {
+    (payload as { destroy(): void }).destroy();
+  }
+  for (const name of BODY_HEADERS) reply.removeHeader(name);
+  reply.code(503).header("content-type", "application/json; charset=utf-8").header("retry-after", "1");
+  return JSON.stringify({
+    code: "SERVICE_UNAVAILABLE",
+    detail: "The call could not be recorded in the audit log, so it was not answered. Try again.",
+  });
 }

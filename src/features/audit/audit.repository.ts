@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type RawBuilder, type Selectable, sql } from "kysely";
+import { CompiledQuery, type RawBuilder, type Selectable, sql } from "kysely";
 import type { Database, Executor } from "../../db/database.js";
 import type { AuditCheckpointsTable, AuditEntriesTable } from "../../db/schema.js";
 
@@ -328,8 +328,8 @@ export async function appendAfterKnownHead(
   known: ChainHead,
   entry: NewAuditEntry,
 ): Promise<boolean> {
-  const ordinals = ordinalsOf(entry);
   if (database.dialect === "postgres") {
+    const ordinals = ordinalsOf(entry);
     const query = ex
       .with("head", (db) =>
         db
@@ -361,18 +361,9 @@ export async function appendAfterKnownHead(
     return Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
   }
   // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
-  const res = await ex
-    .updateTable("audit_chain_heads")
-    .set({ seq: entry.seq, hash: entry.hash })
-    .where("account_id", "=", entry.account_id)
-    .where("seq", "=", known.seq)
-    .where("hash", "=", known.hash)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) return false;
-  await ex
-    .insertInto("audit_entries")
-    .values({ ...entry, ...ordinals })
-    .execute();
+  if (!(await advanceKnownHead(ex, entry.account_id, known, { seq: entry.seq, hash: entry.hash })))
+    return false;
+  await insertEntry(ex, entry);
   return true;
 }
 
@@ -404,4 +395,62 @@ export async function insertEntryAtHead(trx: Executor, entry: NewAuditEntry): Pr
     .set({ hash: entry.hash })
     .where("account_id", "=", entry.account_id)
     .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite group commit: statements written once per shape
+
+/**
+ * SQLite: moves the account's head from `known` to `next` if `known` is still the stored head
+ * (compare-and-set); false, with nothing written, when it is not. A group commit appends all of an
+ * account's entries of one batch after one such statement: SQLite has one writer at a time, so once
+ * it has succeeded nothing else can move the head before the transaction ends.
+ */
+export async function advanceKnownHead(
+  ex: Executor,
+  accountId: number,
+  known: ChainHead,
+  next: ChainHead,
+): Promise<boolean> {
+  const res = await ex.executeQuery(
+    CompiledQuery.raw(
+      'update "audit_chain_heads" set "seq" = ?, "hash" = ? where "account_id" = ? and "seq" = ? and "hash" = ?',
+      [next.seq, next.hash, accountId, known.seq, known.hash],
+    ),
+  );
+  return Number(res.numAffectedRows ?? 0) === 1;
+}
+
+/** INSERT statements by shape (the entry's columns and which ordinals are 0): at most 2^7 per column list. */
+const insertStatements = new Map<string, string>();
+
+/**
+ * SQLite: inserts `entry` with its ordinals (see ordinalAfter) as plain SQL text built once per shape, so
+ * the statement cache of the connection reuses one prepared statement; building it through the
+ * query builder cost more CPU than running it.
+ */
+export async function insertEntry(ex: Executor, entry: NewAuditEntry): Promise<void> {
+  const columns = Object.keys(entry) as (keyof NewAuditEntry)[];
+  const params: unknown[] = columns.map((column) => entry[column]);
+  let shape = columns.join(",");
+  for (const [column] of ORDINALS) {
+    const empty = entry[column] === "";
+    shape += empty ? "0" : "1";
+    if (!empty) params.push(entry.account_id, entry[column]);
+  }
+  let text = insertStatements.get(shape);
+  if (text === undefined) {
+    const names = [...columns, ...ORDINALS.map(([, ordinal]) => ordinal)].map((c) => `"${c}"`).join(", ");
+    const values = [
+      ...columns.map(() => "?"),
+      ...ORDINALS.map(([column, ordinal]) =>
+        entry[column] === ""
+          ? "0"
+          : `coalesce((select "${ordinal}" from "audit_entries" where "account_id" = ? and "${column}" = ? order by "seq" desc limit 1), 0) + 1`,
+      ),
+    ].join(", ");
+    text = `insert into "audit_entries" (${names}) values (${values})`;
+    insertStatements.set(shape, text);
+  }
+  await ex.executeQuery(CompiledQuery.raw(text, params));
 }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { renewToken, type TestAccount } from "../../../test/helpers/app.js";
+import { createTestAccount, renewToken, type TestAccount } from "../../../test/helpers/app.js";
 import { useHarness } from "../../../test/helpers/harness.js";
 import { AuditCode, type AuditEvent, AuditWriter } from "./audit.writer.js";
 
@@ -142,5 +142,54 @@ describe("audit writer: chain and search counts under mixed writers", () => {
     await expectExactCounts(written.slice(12));
     const after = await h.t.ferry.audit.chain.verifyAccount(reader.accountId);
     expect(after.ok, JSON.stringify(after.problem)).toBe(true);
+  });
+
+  it("group-commits concurrent entries of several accounts, some with stale heads, into exact chains", async () => {
+    const { db } = h.t.ferry.database;
+    const here = h.t.ferry.audit.writer;
+    const elsewhere = new AuditWriter(h.t.ferry.database, h.t.clock);
+    const accounts = [h.owner, await createTestAccount(h.t), await createTestAccount(h.t)];
+    const count = async (accountId: number, path: string) =>
+      Number(
+        (
+          await db
+            .selectFrom("audit_entries")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .where("account_id", "=", accountId)
+            .where("path", "=", path)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    for (let round = 0; round < 3; round++) {
+      // Each writer's heads go stale in turn: the other wrote to the same accounts in between.
+      const writes = [];
+      for (let i = 0; i < 24; i++) {
+        const account = accounts[i % accounts.length]!;
+        const writer = (i + round) % 4 === 0 ? elsewhere : here;
+        writes.push(
+          writer.write(db, {
+            accountId: account.accountId,
+            code: AuditCode.API_CALL,
+            method: "GET",
+            path: `/v1/batch/${round}/`,
+            from: "203.0.113.7",
+          }),
+        );
+      }
+      await Promise.all(writes);
+    }
+    for (const account of accounts) {
+      const chain = await h.t.ferry.audit.chain.verifyAccount(account.accountId);
+      expect(chain.ok, JSON.stringify(chain.problem)).toBe(true);
+      for (let round = 0; round < 3; round++) {
+        expect(await count(account.accountId, `/v1/batch/${round}/`)).toBe(8);
+        // The one-filter count comes from the stored ordinals: it must agree with the rows.
+        const res = await h.call("GET", "/v1/logentry/search/", undefined, {
+          as: account,
+          query: { path: `/v1/batch/${round}/`, page_size: "1" },
+        });
+        expect(res.json().total_pages).toBe(8);
+      }
+    }
   });
 });
