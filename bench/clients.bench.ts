@@ -136,7 +136,7 @@ export const clientsBench: BenchModule = {
         }
       }
       const f = summary("Ferry", ferryRounds);
-      const t = summary("tus (file store, fsynced)", tusRounds);
+      const t = summary("tus (file store, fsync)", tusRounds);
       report("Ferry against tus, aggregate MiB/s", f.mibs, "MiB/s", { label: "tus", value: t.mibs });
       const met = f.mibs / t.mibs >= TARGET_RATIO && f.p99 < TARGET_P99_MS && f.peakRss <= TARGET_RSS_MIB;
       console.log(
