@@ -180,3 +180,9 @@ export function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
+
+/** The `p`th percentile (nearest rank, 0 < p ≤ 100) of a list of numbers (NaN when empty). */
+export function percentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+}

@@ -5,6 +5,7 @@
 import { testDialect } from "../test/helpers/db.js";
 import { auditBench } from "./audit.bench.js";
 import { callbacksBench } from "./callbacks.bench.js";
+import { clientsBench } from "./clients.bench.js";
 import { containersBench } from "./containers.bench.js";
 import { dashboardBench } from "./dashboard.bench.js";
 import { foundationBench } from "./foundation.bench.js";
@@ -25,6 +26,7 @@ const modules: BenchModule[] = [
   recipientBench,
   containersBench,
   mediaBench,
+  clientsBench,
   sdkBench,
 ];
 
