@@ -97,6 +97,49 @@ describe("DigestCache", () => {
     expect(cache.heldBytes).toBe(0);
   });
 
+  it("reuses the blocks of held chunks for the next ones, with exact digests", async () => {
+    const cache = new DigestCache();
+    const big = randomBytes(2 * 1024 * 1024 + 17);
+    for (const [id, ahead] of [
+      [7, big],
+      [8, c3],
+    ] as const) {
+      const one = cache.lease(id, 1);
+      await feed(one, c1);
+      one!.commit("k1");
+      const two = cache.lease(id, 2);
+      const three = cache.lease(id, 3);
+      await feed(three, ahead);
+      three!.commit("k3");
+      await feed(two, c2);
+      two!.commit("k2");
+      expect(await cache.take(id, ["k1", "k2", "k3"])).toEqual(expected(c1, c2, ahead));
+      expect(cache.heldBytes).toBe(0);
+      // Chunk 3 of upload 7 filled three blocks; upload 8's took one of them back.
+      expect(cache.pooledBlocks).toBe(3);
+    }
+  });
+
+  it("frees the held chunks of an upload forgotten while they are being hashed", async () => {
+    const cache = new DigestCache();
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    const four = cache.lease(7, 4);
+    await feed(three, c2);
+    three!.commit("k3");
+    await feed(four, c1);
+    four!.commit("k4");
+    await feed(two, c3);
+    two!.commit("k2"); // chunks 3 and 4 are now fed to the digests, off this path
+    cache.forget(7);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(cache.heldBytes).toBe(0);
+    expect(await cache.take(7, ["k1", "k2", "k3", "k4"])).toBeUndefined();
+  });
+
   it("reads a held chunk back when its bytes did not fit the memory budget", async () => {
     const cache = new DigestCache(512, 500_000);
     const one = cache.lease(7, 1);

@@ -16,8 +16,11 @@ export interface PlaintextDigest {
 // queued before `update` asks its caller to wait (back pressure, so memory stays bounded).
 const BATCH_BYTES = 512 * 1024;
 const MAX_BATCHES_IN_FLIGHT = 4;
-// Batches handed back by the worker and kept for reuse (across uploads), at most this many.
-const MAX_POOLED_BATCHES = 4;
+// Batches handed back by the worker and kept for reuse (across uploads), at most this many. An
+// upload has up to MAX_BATCHES_IN_FLIGHT at the worker and one filling: with only
+// MAX_BATCHES_IN_FLIGHT pooled, every chunk of an upload sent alone allocated a fresh batch (64 per
+// 256 MiB), memory the garbage collector then had to account for and free.
+const MAX_POOLED_BATCHES = 8;
 
 // Eval'd CommonJS, so the worker needs no TypeScript loader (the server runs through tsx).
 const WORKER_SOURCE = `
