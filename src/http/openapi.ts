@@ -29,15 +29,19 @@ const BadRequestBody = Type.Union([ValidationBody, ErrorBody], {
 
 /** Standard error responses to spread into a route's `response` schema. */
 export function errorResponses(
-  ...statuses: (400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 416 | 422 | 429)[]
+  ...statuses: (400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 416 | 422 | 429 | 503)[]
 ) {
   const out: Record<number, TSchema> = {};
   for (const s of statuses) out[s] = s === 400 ? BadRequestBody : ErrorBody;
   return out;
 }
 
-/** Errors every authenticated route may return. */
-export const authErrors = errorResponses(401, 403, 429);
+/**
+ * Errors every authenticated route may return. 503: the call could not be recorded in the audit
+ * log (a read is then not answered; docs/audit.md), or the server is stopping; retry after
+ * `Retry-After`.
+ */
+export const authErrors = errorResponses(401, 403, 429, 503);
 
 /** Description of integer path ids; the OpenAPI document types such parameters as integers. */
 export const INTEGER_ID = "Integer id.";

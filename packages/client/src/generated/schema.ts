@@ -2175,6 +2175,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Change the account's default language for recipients (Ferry extension; scope branding) */
@@ -2221,6 +2227,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's applications, newest first (never their keys; needs a key with scope *) */
@@ -2246,6 +2258,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2296,6 +2314,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read an application of the account (needs a key with scope *) */
@@ -2340,6 +2364,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Revoke an application: its key and tokens stop working at once (needs a key with scope *) */
@@ -2378,6 +2408,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2486,6 +2522,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's contacts, newest first */
@@ -2531,6 +2573,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2603,6 +2651,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a contact */
@@ -2643,6 +2697,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2691,6 +2751,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2781,6 +2847,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's requesters, newest first */
@@ -2826,6 +2898,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -2891,6 +2969,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a requester */
@@ -2931,6 +3015,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3011,6 +3101,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a requester; requests naming it fall back to the owner's profile */
@@ -3049,6 +3145,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3125,6 +3227,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's requests, newest first */
@@ -3170,6 +3278,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3260,6 +3374,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Number of requests sent (not drafts) by the account */
@@ -3285,6 +3405,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3333,6 +3459,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a request with its media (files are destroyed) */
@@ -3371,6 +3503,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3482,6 +3620,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The account's callback signing secret (created on first use) */
@@ -3507,6 +3651,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3546,6 +3696,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The account's callback settings: payload shape and secure callbacks (Ferry extension) */
@@ -3571,6 +3727,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3617,6 +3779,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3679,6 +3847,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** A callback delivery with its payload and every attempt */
@@ -3723,6 +3897,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Send a delivery again now (same webhook-id); failures are retried on the normal schedule */
@@ -3763,6 +3943,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3829,6 +4015,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read one notification: channel, destination, state, error, sent and opened times */
@@ -3869,6 +4061,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -3932,6 +4130,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -3987,6 +4191,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4059,6 +4269,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Preview: render a template (slug or html) against a request or sample data */
@@ -4117,6 +4333,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The account's custom SMTP settings (404 when none) */
@@ -4148,6 +4370,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4198,6 +4426,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Remove the account's SMTP settings (the deployment's mailer is used again) */
@@ -4227,6 +4461,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4280,6 +4520,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Create an email template (its syntax is checked; errors name the line) */
@@ -4326,6 +4572,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read an email template */
@@ -4363,6 +4615,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4408,6 +4666,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4476,6 +4740,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The account's white-label settings for recipient pages (Ferry extension) */
@@ -4507,6 +4777,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4573,6 +4849,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Remove the account's branding and fonts (pages return to Ferry's default look) */
@@ -4606,6 +4888,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The account's branding fonts (Ferry extension) */
@@ -4631,6 +4919,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4712,6 +5006,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a font file of the account's branding (Ferry extension) */
@@ -4750,6 +5050,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5291,6 +5597,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Complete an open pull request as its recipient would, with optional generated files (sandbox only) */
@@ -5365,6 +5677,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's media, newest first (filter with ?request=<id>) */
@@ -5415,6 +5733,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5487,6 +5811,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a media's information (not its content) */
@@ -5527,6 +5857,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5614,6 +5950,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a media: its encrypted blobs and data key are destroyed */
@@ -5652,6 +5994,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5733,6 +6081,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List the account's containers, newest first */
@@ -5784,6 +6138,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Create a container (a recipient session of one or more features), as a draft */
@@ -5826,6 +6186,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5874,6 +6240,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a container with its recipients, features, chat and files */
@@ -5912,6 +6284,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -5992,6 +6370,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Add a recipient to a container */
@@ -6053,6 +6437,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read the container's email text (404 when none was set) */
@@ -6093,6 +6483,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6158,6 +6554,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Ask recipients for a 6-digit code sent to this address before the session shows anything */
@@ -6219,6 +6621,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Stop asking recipients for a code */
@@ -6257,6 +6665,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6314,6 +6728,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -6363,6 +6783,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6418,6 +6844,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a recipient */
@@ -6462,6 +6894,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a recipient with its items (their session links stop working) */
@@ -6500,6 +6938,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6565,6 +7009,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Add a way to reach a recipient: email, sms, or a link the owner hands over */
@@ -6626,6 +7076,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List recipient items, oldest first */
@@ -6679,6 +7135,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a recipient item (its `link` once notified) */
@@ -6723,6 +7185,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a recipient item (its session link stops working) */
@@ -6761,6 +7229,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6830,6 +7304,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List chat messages, oldest first */
@@ -6877,6 +7357,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -6933,6 +7419,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a chat message */
@@ -6973,6 +7465,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7032,6 +7530,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a chat reply */
@@ -7072,6 +7576,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7123,6 +7633,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7179,6 +7695,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a pushpull feature */
@@ -7223,6 +7745,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a pushpull feature with its files */
@@ -7261,6 +7789,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7346,6 +7880,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List pull features, oldest first */
@@ -7393,6 +7933,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7449,6 +7995,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a pull feature */
@@ -7493,6 +8045,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a pull feature with its files */
@@ -7531,6 +8089,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7615,6 +8179,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** List push features, oldest first */
@@ -7662,6 +8232,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7718,6 +8294,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Read a push feature */
@@ -7762,6 +8344,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a push feature with its files */
@@ -7800,6 +8388,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -7881,6 +8475,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The files recipients sent to a pull feature, as a bare list with absolute download URLs */
@@ -7925,6 +8525,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** The files of a feature of any kind (Media objects) */
@@ -7965,6 +8571,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -8037,6 +8649,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Name a file a pushpull feature expects (422 once the feature is complete or expired) */
@@ -8089,6 +8707,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Delete a media tag */
@@ -8133,6 +8757,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -8202,6 +8832,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -8277,6 +8913,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /**
@@ -8343,6 +8985,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   /** Write a chat reply as a recipient would (message_reply; sandbox only) */
@@ -8403,6 +9051,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -8473,6 +9127,12 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
