@@ -1,0 +1,64 @@
+import AjvCompiler from "@fastify/ajv-compiler";
+import { SerializerSelector } from "@fastify/fast-json-stringify-compiler";
+import type { FastifyServerOptions } from "fastify";
+
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]
+>;
+/** What Fastify passes to compile one part of one route (`httpPart` for request parts). */
+type RouteSchema = { schema: unknown; method: string; url: string; httpPart?: string };
+type RouteValidator = (data: unknown, ...rest: unknown[]) => unknown;
+type Serialize = (data: unknown) => string;
+/** A compilers factory: (shared schemas, options) => compiler of one route's schema. */
+type Factory<F> = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => F;
+
+/**
+ * Fastify's own compilers (Ajv for request parts, fast-json-stringify for responses, with the
+ * server's options), each route's function compiled on the first request that needs it instead of at
+ * start. An idle server then holds neither Ajv nor one generated function per route (about 10 MB of
+ * heap for Ferry's routes); a route compiles once, on its first request, to exactly the function
+ * Fastify would have built at start.
+ *
+ * A compiler installed this way counts for Fastify as a custom one, which passes a `headers` schema
+ * through without lower-casing its property names; no route declares one, and a route that does is
+ * refused at start rather than validated differently.
+ */
+export function lazyCompilers(): CompilersFactory {
+  const validators = AjvCompiler() as unknown as Factory<RouteValidator>;
+  const serializers = SerializerSelector() as unknown as Factory<Serialize>;
+  const buildValidator: Factory<RouteValidator> = (externalSchemas, options) => {
+    let compiler: ((route: RouteSchema) => RouteValidator) | undefined;
+    return (route) => {
+      if (route.httpPart === "headers") {
+        throw new Error("header schemas are not supported (Fastify would not lower-case their names)");
+      }
+      let compiled: RouteValidator | undefined;
+      const validate = function (this: unknown, data: unknown, ...rest: unknown[]) {
+        if (!compiled) {
+          compiler ??= validators(externalSchemas, options);
+          compiled = compiler(route);
+        }
+        return compiled.call(this, data, ...rest);
+      };
+      // Fastify reads the errors of a failed validation from the function it was given.
+      Object.defineProperty(validate, "errors", {
+        get: () => (compiled as { errors?: unknown } | undefined)?.errors,
+      });
+      return validate;
+    };
+  };
+  const buildSerializer: Factory<Serialize> = (externalSchemas, options) => {
+    let compiler: ((route: RouteSchema) => Serialize) | undefined;
+    return (route) => {
+      let compiled: Serialize | undefined;
+      return (data: unknown) => {
+        if (!compiled) {
+          compiler ??= serializers(externalSchemas, options);
+          compiled = compiler(route);
+        }
+        return compiled(data);
+      };
+    };
+  };
+  return { buildValidator, buildSerializer } as unknown as CompilersFactory;
+}
