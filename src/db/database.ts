@@ -157,44 +157,105 @@ parentPort.on("message", (m) => {
 });
 `;
 
+/** Checks of the request connection without a row written after which the checkpoint worker stops. */
+const QUIET_CHECKS_BEFORE_STOP = 4;
+
 /**
  * Moves SQLite's WAL checkpoints off the request thread: automatic checkpoints (run by whichever
  * COMMIT crosses 1,000 pages, on the event loop) are turned off on `sqlite`, and a worker thread with
  * its own connection checkpoints on a timer. Should the worker fail to start or die, automatic
  * checkpoints are turned back on, so the WAL stays bounded either way.
+ *
+ * The worker runs only while rows are being written: it starts with the database (for what an
+ * earlier process or the migrations left in the WAL), stops once `QUIET_CHECKS_BEFORE_STOP` checks
+ * in a row (one every `everyMs`) saw no row written on `sqlite`, after a last checkpoint, and starts
+ * again at the first check that sees one. An idle server holds no second thread and heap for it. A
+ * check reads SQLite's count of rows changed on this connection (no I/O).
  */
 function startCheckpointer(sqlite: SQLite.Database, path: string, everyMs: number) {
   const restore = () => {
     if (sqlite.open) sqlite.pragma("wal_autocheckpoint = 1000");
   };
-  let worker: Worker;
-  try {
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    worker = new Worker(CHECKPOINTER_SOURCE, {
-      eval: true,
-      name: "ferry-sqlite-checkpoint",
-      workerData: { driver, path, everyMs, limitPages: WAL_SIZE_LIMIT / 4096, limitBytes: WAL_SIZE_LIMIT },
-    });
-  } catch {
-    return undefined;
-  }
+  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  const workerData = {
+    driver,
+    path,
+    everyMs,
+    limitPages: WAL_SIZE_LIMIT / 4096,
+    limitBytes: WAL_SIZE_LIMIT,
+  };
+  let failed = false;
+  let current: { worker: Worker; exited: Promise<void> } | undefined;
+  const stopping = new Set<Promise<void>>();
+
+  /** Starts a worker; false when none could be started (automatic checkpoints are back on). */
+  const launch = (): boolean => {
+    let worker: Worker;
+    try {
+      worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, name: "ferry-sqlite-checkpoint", workerData });
+    } catch {
+      failed = true;
+      restore();
+      return false;
+    }
+    const running = {
+      worker,
+      exited: new Promise<void>((resolve) => {
+        worker.once("exit", () => {
+          // Stopped on purpose: no longer `current`. Anything else is a failure.
+          if (current === running) {
+            current = undefined;
+            failed = true;
+            restore();
+          }
+          resolve();
+        });
+      }),
+    };
+    worker.on("error", () => {});
+    worker.unref();
+    current = running;
+    return true;
+  };
+
+  /** Asks the worker for a last checkpoint and to close; resolves once it has. */
+  const halt = (): Promise<void> => {
+    const running = current;
+    if (!running) return Promise.resolve();
+    current = undefined;
+    // Keep the process alive until the worker has finished its last checkpoint and closed.
+    running.worker.ref();
+    running.worker.postMessage({ op: "stop" });
+    stopping.add(running.exited);
+    void running.exited.then(() => stopping.delete(running.exited));
+    return running.exited;
+  };
+
+  if (!launch()) return undefined;
   sqlite.pragma("wal_autocheckpoint = 0");
-  let stopping = false;
-  const exited = new Promise<void>((resolve) => {
-    worker.once("exit", () => {
-      if (!stopping) restore();
-      resolve();
-    });
-  });
-  worker.on("error", restore);
-  worker.unref();
+
+  const totalChanges = sqlite.prepare("select total_changes()").pluck();
+  let seen = totalChanges.get() as number;
+  let quiet = 0;
+  const watch = setInterval(() => {
+    if (failed || !sqlite.open) return;
+    const changes = totalChanges.get() as number;
+    if (changes !== seen) {
+      seen = changes;
+      quiet = 0;
+      if (!current) launch();
+    } else if (current && ++quiet >= QUIET_CHECKS_BEFORE_STOP) {
+      void halt();
+    }
+  }, everyMs);
+  watch.unref();
+
   return {
     async stop() {
-      stopping = true;
-      // Keep the process alive until the worker has finished its last checkpoint and closed.
-      worker.ref();
-      worker.postMessage({ op: "stop" });
-      await exited;
+      clearInterval(watch);
+      // A row written since the last check still gets its checkpoint.
+      if (!current && !failed && sqlite.open && totalChanges.get() !== seen) launch();
+      await Promise.all([halt(), ...stopping]);
     },
   };
 }
