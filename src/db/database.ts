@@ -14,7 +14,7 @@ import {
   sql,
   type Transaction,
 } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { DB } from "./schema.js";
 
 /** Which SQL engine backs a Database. */
@@ -49,8 +49,20 @@ export async function pingDatabase(database: Database): Promise<void> {
 /** A Kysely handle or an open transaction; repositories accept either. */
 export type Executor = Kysely<DB> | Transaction<DB>;
 
-// int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let pgDriver: typeof pg | undefined;
+
+/**
+ * The PostgreSQL driver, loaded on first use: a server on SQLite never evaluates it (about 1.5 MB
+ * of heap).
+ */
+export function loadPg(): typeof pg {
+  if (!pgDriver) {
+    pgDriver = createRequire(import.meta.url)("pg") as typeof pg;
+    // int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
+    pgDriver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+  }
+  return pgDriver;
+}
 
 /**
  * Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed).
@@ -78,7 +90,7 @@ function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
  */
 export function createDatabase(options: DatabaseOptions): Database {
   if ("postgresUrl" in options) {
-    const pool = new pg.Pool({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
+    const pool = new (loadPg().Pool)({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: queryLog(options) });
