@@ -1,5 +1,4 @@
-import AjvCompiler from "@fastify/ajv-compiler";
-import { SerializerSelector } from "@fastify/fast-json-stringify-compiler";
+import { createRequire } from "node:module";
 import type { FastifyServerOptions } from "fastify";
 
 type CompilersFactory = NonNullable<
@@ -24,8 +23,23 @@ type Factory<F> = (externalSchemas: unknown, options: unknown) => (route: RouteS
  * refused at start rather than validated differently.
  */
 export function lazyCompilers(): CompilersFactory {
-  const validators = AjvCompiler() as unknown as Factory<RouteValidator>;
-  const serializers = SerializerSelector() as unknown as Factory<Serialize>;
+  // The compiler packages themselves (Ajv with its formats, fast-json-stringify) are loaded with the
+  // first route that compiles.
+  const require = createRequire(import.meta.url);
+  let validatorPool: Factory<RouteValidator> | undefined;
+  let serializerPool: Factory<Serialize> | undefined;
+  const validators: Factory<RouteValidator> = (externalSchemas, options) => {
+    validatorPool ??= (
+      require("@fastify/ajv-compiler") as typeof import("@fastify/ajv-compiler")
+    )() as unknown as Factory<RouteValidator>;
+    return validatorPool(externalSchemas, options);
+  };
+  const serializers: Factory<Serialize> = (externalSchemas, options) => {
+    serializerPool ??= (
+      require("@fastify/fast-json-stringify-compiler") as typeof import("@fastify/fast-json-stringify-compiler")
+    ).SerializerSelector() as unknown as Factory<Serialize>;
+    return serializerPool(externalSchemas, options);
+  };
   const buildValidator: Factory<RouteValidator> = (externalSchemas, options) => {
     let compiler: ((route: RouteSchema) => RouteValidator) | undefined;
     return (route) => {
