@@ -251,7 +251,12 @@ function startCheckpointer(sqlite: SQLite.Database, path: string, everyMs: numbe
   let quiet = 0;
   const watch = setInterval(() => {
     if (failed || !sqlite.open) return;
-    const changes = totalChanges.get() as number;
+    let changes: number;
+    try {
+      changes = totalChanges.get() as number;
+    } catch {
+      return; // the connection is busy (a statement being iterated): the next check reads it
+    }
     if (changes !== seen) {
       seen = changes;
       quiet = 0;
