@@ -54,6 +54,7 @@ export async function buildServer(
   options: { extraRoutes?: RouteModule[] } = {},
 ): Promise<FastifyInstance> {
   const { config } = ferry;
+  const compilers = lazyCompilers();
   const app = Fastify({
     loggerInstance: ferry.logger.child({ component: "http" }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
@@ -70,10 +71,12 @@ export async function buildServer(
       customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: true },
     },
     // Each route's validators and serializers are compiled on its first request, not at start.
-    schemaController: { compilersFactory: lazyCompilers() },
+    schemaController: { compilersFactory: compilers },
     // One masked line per request is logged in onResponse instead of Fastify's unmasked pair.
     logController: new LogController({ disableRequestLogging: true }),
   });
+
+  app.decorate("compileRouteSchemas", compilers.compileAll);
 
   const routes = new RouteRegistry();
   app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));

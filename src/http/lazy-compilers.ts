@@ -1,6 +1,13 @@
 import { createRequire } from "node:module";
 import type { FastifyServerOptions } from "fastify";
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Compiles every route's validators and serializers now (tests); returns how many were still lazy. */
+    compileRouteSchemas(): number;
+  }
+}
+
 type CompilersFactory = NonNullable<
   NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]
 >;
@@ -22,7 +29,12 @@ type Factory<F> = (externalSchemas: unknown, options: unknown) => (route: RouteS
  * through without lower-casing its property names; no route declares one, and a route that does is
  * refused at start rather than validated differently.
  */
-export function lazyCompilers(): CompilersFactory {
+export function lazyCompilers(): CompilersFactory & {
+  /** Compiles every route's functions now (as their first requests would); returns how many. */
+  compileAll(): number;
+} {
+  // Each route part's wrapper, to compile on demand: lets a test prove every schema compiles.
+  const uncompiled = new Set<() => void>();
   // The compiler packages themselves (Ajv with its formats, fast-json-stringify) are loaded with the
   // first route that compiles.
   const require = createRequire(import.meta.url);
@@ -47,12 +59,15 @@ export function lazyCompilers(): CompilersFactory {
         throw new Error("header schemas are not supported (Fastify would not lower-case their names)");
       }
       let compiled: RouteValidator | undefined;
+      const compile = () => {
+        compiler ??= validators(externalSchemas, options);
+        compiled = compiler(route);
+        uncompiled.delete(compile);
+        return compiled;
+      };
+      uncompiled.add(compile);
       const validate = function (this: unknown, data: unknown, ...rest: unknown[]) {
-        if (!compiled) {
-          compiler ??= validators(externalSchemas, options);
-          compiled = compiler(route);
-        }
-        return compiled.call(this, data, ...rest);
+        return (compiled ?? compile()).call(this, data, ...rest);
       };
       // Fastify reads the errors of a failed validation from the function it was given.
       Object.defineProperty(validate, "errors", {
@@ -65,14 +80,20 @@ export function lazyCompilers(): CompilersFactory {
     let compiler: ((route: RouteSchema) => Serialize) | undefined;
     return (route) => {
       let compiled: Serialize | undefined;
-      return (data: unknown) => {
-        if (!compiled) {
-          compiler ??= serializers(externalSchemas, options);
-          compiled = compiler(route);
-        }
-        return compiled(data);
+      const compile = () => {
+        compiler ??= serializers(externalSchemas, options);
+        compiled = compiler(route);
+        uncompiled.delete(compile);
+        return compiled;
       };
+      uncompiled.add(compile);
+      return (data: unknown) => (compiled ?? compile())(data);
     };
   };
-  return { buildValidator, buildSerializer } as unknown as CompilersFactory;
+  const compileAll = () => {
+    const pending = [...uncompiled];
+    for (const compile of pending) compile();
+    return pending.length;
+  };
+  return Object.assign({ buildValidator, buildSerializer } as unknown as CompilersFactory, { compileAll });
 }
