@@ -4,7 +4,7 @@
  * same run; and template renders per second.
  */
 import { createTransport } from "nodemailer";
-import { createTemplateEngine } from "../src/features/templates/index.js";
+import { createTemplateEngine } from "../src/features/templates/engine/template-engine.js";
 import { startSmtpServer } from "../test/helpers/smtp.js";
 import { type BenchModule, benchSeconds, report, startBenchFerry } from "./lib.js";
 

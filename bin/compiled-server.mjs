@@ -45,6 +45,16 @@ function removeOldChunks(dir, current) {
   }
 }
 
+/**
+ * `text` with every non-ASCII character written as a \u escape. esbuild escapes them in strings,
+ * templates and regular expressions but keeps the comments it preserves as they are; one such
+ * character makes V8 hold the whole source as a two-byte string (twice the bundle's size, for the
+ * life of the process), all-ASCII text is held in one byte per character.
+ */
+function asciiOnly(text) {
+  return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Builds `root`/dist/ when it is missing or stale; returns the bundle's path. */
 export async function compiledServer(root = repository) {
   const srcDir = join(root, "src");
@@ -75,12 +85,12 @@ export async function compiledServer(root = repository) {
     }),
   ]);
   mkdirSync(join(distDir, "chunks"), { recursive: true });
-  writeAtomically(join(distDir, "render-worker.cjs"), renderWorker.outputFiles[0].text);
+  writeAtomically(join(distDir, "render-worker.cjs"), asciiOnly(renderWorker.outputFiles[0].text));
   // Chunks first (their names carry a content hash), the entry last: a start never imports a chunk
   // that is not there yet. Chunks of earlier builds stay for starts that still run those builds.
   const entry = server.outputFiles.find((f) => f.path === bundle);
-  for (const file of server.outputFiles) if (file !== entry) writeAtomically(file.path, file.text);
-  writeAtomically(bundle, entry.text);
+  for (const file of server.outputFiles) if (file !== entry) writeAtomically(file.path, asciiOnly(file.text));
+  writeAtomically(bundle, asciiOnly(entry.text));
   removeOldChunks(join(distDir, "chunks"), new Set(server.outputFiles.map((f) => f.path)));
   return bundle;
 }

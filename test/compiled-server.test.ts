@@ -38,6 +38,13 @@ describe("the compiled server", () => {
     expect(statSync(join(root, "dist", "render-worker.cjs")).size).toBeGreaterThan(10_000);
   });
 
+  it("is plain ASCII, so V8 holds its source in one byte per character", async () => {
+    const bundle = await build(root);
+    for (const path of [bundle, join(root, "dist", "render-worker.cjs")]) {
+      expect(readFileSync(path, "latin1")).not.toMatch(/[\u0080-\uffff]/);
+    }
+  });
+
   it("keeps modules loaded on demand out of the start path (the S3 SDK)", () => {
     const entry = readFileSync(join(root, "dist", "ferry.mjs"), "utf8");
     expect(entry).not.toContain("@aws-sdk/client-s3");

@@ -16,6 +16,7 @@ import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
+import { lazyCompilers } from "../http/lazy-compilers.js";
 import { installNulGuard } from "../http/nul-bytes.js";
 import { finishOpenApiDocument, transformRouteSchema } from "../http/openapi.js";
 import { type RateLimitState, rateLimitHeaders, tighterLimit } from "../http/rate-limit.js";
@@ -53,6 +54,7 @@ export async function buildServer(
   options: { extraRoutes?: RouteModule[] } = {},
 ): Promise<FastifyInstance> {
   const { config } = ferry;
+  const compilers = lazyCompilers();
   const app = Fastify({
     loggerInstance: ferry.logger.child({ component: "http" }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
@@ -68,9 +70,13 @@ export async function buildServer(
     ajv: {
       customOptions: { coerceTypes: "array", removeAdditional: true, useDefaults: true, allErrors: true },
     },
+    // Each route's validators and serializers are compiled on its first request, not at start.
+    schemaController: { compilersFactory: compilers },
     // One masked line per request is logged in onResponse instead of Fastify's unmasked pair.
     logController: new LogController({ disableRequestLogging: true }),
   });
+
+  app.decorate("compileRouteSchemas", compilers.compileAll);
 
   const routes = new RouteRegistry();
   app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));

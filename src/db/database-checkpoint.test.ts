@@ -55,6 +55,29 @@ describe("SQLite checkpoints", () => {
     }
   });
 
+  it("resume after a quiet spell, when rows are written again", async () => {
+    const path = join(dir, "quiet.db");
+    const database = createDatabase({ sqlitePath: path, checkpointEveryMs: 20 });
+    try {
+      await sql`create table t (n integer primary key, pad text)`.execute(database.db);
+      const insert = async (from: number, to: number) => {
+        for (let n = from; n <= to; n++) {
+          await sql`insert into t (n, pad) values (${n}, ${"z".repeat(4000)})`.execute(database.db);
+        }
+      };
+      await insert(1, 300);
+      await eventually(async () => (await rowsInMainFile(path)) === 300);
+      // Many checks without a row written: the checkpoint worker has stopped.
+      await new Promise((r) => setTimeout(r, 300));
+      await insert(301, 900);
+      await eventually(async () => (await rowsInMainFile(path)) === 900);
+      const auto = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(database.db);
+      expect(auto.rows[0]?.wal_autocheckpoint).toBe(0);
+    } finally {
+      await database.destroy();
+    }
+  });
+
   it("keep every committed row after the process is killed", async () => {
     const path = join(dir, "crash.db");
     const child = spawn(

@@ -14,7 +14,7 @@ import {
   sql,
   type Transaction,
 } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { DB } from "./schema.js";
 
 /** Which SQL engine backs a Database. */
@@ -49,8 +49,20 @@ export async function pingDatabase(database: Database): Promise<void> {
 /** A Kysely handle or an open transaction; repositories accept either. */
 export type Executor = Kysely<DB> | Transaction<DB>;
 
-// int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let pgDriver: typeof pg | undefined;
+
+/**
+ * The PostgreSQL driver, loaded on first use: a server on SQLite never evaluates it (about 1.5 MB
+ * of heap).
+ */
+export function loadPg(): typeof pg {
+  if (!pgDriver) {
+    pgDriver = createRequire(import.meta.url)("pg") as typeof pg;
+    // int8 (bigint, COUNT(*)) as JS numbers: byte counts stay far below 2^53.
+    pgDriver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+  }
+  return pgDriver;
+}
 
 /**
  * Options for createDatabase: a PostgreSQL URL, or a SQLite file path (":memory:" allowed).
@@ -78,7 +90,7 @@ function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
  */
 export function createDatabase(options: DatabaseOptions): Database {
   if ("postgresUrl" in options) {
-    const pool = new pg.Pool({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
+    const pool = new (loadPg().Pool)({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: queryLog(options) });
@@ -157,44 +169,110 @@ parentPort.on("message", (m) => {
 });
 `;
 
+/** Checks of the request connection without a row written after which the checkpoint worker stops. */
+const QUIET_CHECKS_BEFORE_STOP = 4;
+
 /**
  * Moves SQLite's WAL checkpoints off the request thread: automatic checkpoints (run by whichever
  * COMMIT crosses 1,000 pages, on the event loop) are turned off on `sqlite`, and a worker thread with
  * its own connection checkpoints on a timer. Should the worker fail to start or die, automatic
  * checkpoints are turned back on, so the WAL stays bounded either way.
+ *
+ * The worker runs only while rows are being written: it starts with the database (for what an
+ * earlier process or the migrations left in the WAL), stops once `QUIET_CHECKS_BEFORE_STOP` checks
+ * in a row (one every `everyMs`) saw no row written on `sqlite`, after a last checkpoint, and starts
+ * again at the first check that sees one. An idle server holds no second thread and heap for it. A
+ * check reads SQLite's count of rows changed on this connection (no I/O).
  */
 function startCheckpointer(sqlite: SQLite.Database, path: string, everyMs: number) {
   const restore = () => {
     if (sqlite.open) sqlite.pragma("wal_autocheckpoint = 1000");
   };
-  let worker: Worker;
-  try {
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    worker = new Worker(CHECKPOINTER_SOURCE, {
-      eval: true,
-      name: "ferry-sqlite-checkpoint",
-      workerData: { driver, path, everyMs, limitPages: WAL_SIZE_LIMIT / 4096, limitBytes: WAL_SIZE_LIMIT },
-    });
-  } catch {
-    return undefined;
-  }
+  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  const workerData = {
+    driver,
+    path,
+    everyMs,
+    limitPages: WAL_SIZE_LIMIT / 4096,
+    limitBytes: WAL_SIZE_LIMIT,
+  };
+  let failed = false;
+  let current: { worker: Worker; exited: Promise<void> } | undefined;
+  const stopping = new Set<Promise<void>>();
+
+  /** Starts a worker; false when none could be started (automatic checkpoints are back on). */
+  const launch = (): boolean => {
+    let worker: Worker;
+    try {
+      worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, name: "ferry-sqlite-checkpoint", workerData });
+    } catch {
+      failed = true;
+      restore();
+      return false;
+    }
+    const running = {
+      worker,
+      exited: new Promise<void>((resolve) => {
+        worker.once("exit", () => {
+          // Stopped on purpose: no longer `current`. Anything else is a failure.
+          if (current === running) {
+            current = undefined;
+            failed = true;
+            restore();
+          }
+          resolve();
+        });
+      }),
+    };
+    worker.on("error", () => {});
+    worker.unref();
+    current = running;
+    return true;
+  };
+
+  /** Asks the worker for a last checkpoint and to close; resolves once it has. */
+  const halt = (): Promise<void> => {
+    const running = current;
+    if (!running) return Promise.resolve();
+    current = undefined;
+    // Keep the process alive until the worker has finished its last checkpoint and closed.
+    running.worker.ref();
+    running.worker.postMessage({ op: "stop" });
+    stopping.add(running.exited);
+    void running.exited.then(() => stopping.delete(running.exited));
+    return running.exited;
+  };
+
+  if (!launch()) return undefined;
   sqlite.pragma("wal_autocheckpoint = 0");
-  let stopping = false;
-  const exited = new Promise<void>((resolve) => {
-    worker.once("exit", () => {
-      if (!stopping) restore();
-      resolve();
-    });
-  });
-  worker.on("error", restore);
-  worker.unref();
+
+  const totalChanges = sqlite.prepare("select total_changes()").pluck();
+  let seen = totalChanges.get() as number;
+  let quiet = 0;
+  const watch = setInterval(() => {
+    if (failed || !sqlite.open) return;
+    let changes: number;
+    try {
+      changes = totalChanges.get() as number;
+    } catch {
+      return; // the connection is busy (a statement being iterated): the next check reads it
+    }
+    if (changes !== seen) {
+      seen = changes;
+      quiet = 0;
+      if (!current) launch();
+    } else if (current && ++quiet >= QUIET_CHECKS_BEFORE_STOP) {
+      void halt();
+    }
+  }, everyMs);
+  watch.unref();
+
   return {
     async stop() {
-      stopping = true;
-      // Keep the process alive until the worker has finished its last checkpoint and closed.
-      worker.ref();
-      worker.postMessage({ op: "stop" });
-      await exited;
+      clearInterval(watch);
+      // A row written since the last check still gets its checkpoint.
+      if (!current && !failed && sqlite.open && totalChanges.get() !== seen) launch();
+      await Promise.all([halt(), ...stopping]);
     },
   };
 }

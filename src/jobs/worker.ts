@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
-import pg from "pg";
+import type pg from "pg";
 import type { Logger } from "pino";
+import { loadPg } from "../db/database.js";
 import { randomId } from "../shared/ids.js";
 import type { JobHandler } from "./job.js";
 import { JOBS_CHANNEL, type JobQueue, type JobRow } from "./queue.js";
@@ -64,7 +65,7 @@ export class Worker {
   }
 
   private async listen(url: string): Promise<void> {
-    const client = new pg.Client({ connectionString: url });
+    const client = new (loadPg().Client)({ connectionString: url });
     client.on("error", (err) => this.logger.warn({ err: err.message }, "job listener connection lost"));
     client.on("notification", () => this.requestWake());
     try {

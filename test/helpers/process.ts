@@ -32,11 +32,14 @@ export function spawnFerry(
   nodeArgs: string[] = [],
 ): FerryProcess {
   // Run the bin as users do (its shebang carries Ferry's node flags); extra node flags (a CPU
-  // profile for the benchmarks) go on an explicit node command line with the same flags.
+  // profile for the benchmarks) go on an explicit node command line with the same flags and
+  // environment.
   const bin = resolve(repoRoot, "bin/ferry.mjs");
+  // The environment the shebang sets for glibc's malloc (ADR 0040) goes on the explicit command too.
+  const mallocEnv = nodeArgs.length === 0 ? {} : { MALLOC_ARENA_MAX: "2", MALLOC_TRIM_THRESHOLD_: "131072" };
   const options = {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, ...mallocEnv, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"] as ("ignore" | "pipe")[],
   };
   const child =

@@ -1,4 +1,5 @@
-import { createTransport, type Transporter } from "nodemailer";
+import { createRequire } from "node:module";
+import type { Transporter } from "nodemailer";
 import {
   DeliveryError,
   type Mailer,
@@ -14,6 +15,8 @@ export class SmtpMailer implements Mailer {
 
   constructor(settings: SmtpSettings, options: { timeoutMs?: number } = {}) {
     const timeout = options.timeoutMs ?? 20_000;
+    // Loaded with the first SMTP mailer: a server that only captures email never evaluates nodemailer.
+    const { createTransport } = createRequire(import.meta.url)("nodemailer") as typeof import("nodemailer");
     this.transport = createTransport({
       pool: true,
       maxConnections: 4,

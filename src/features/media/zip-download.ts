@@ -1,6 +1,6 @@
+import { createRequire } from "node:module";
 import { PassThrough, type Readable } from "node:stream";
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
-import { ZipFile } from "yazl";
 import { AppError } from "../../shared/errors.js";
 import type { MediaRow } from "./media.repository.js";
 import { sendDownload } from "./media.routes.js";
@@ -48,6 +48,8 @@ export async function streamZip(
       (m.max_allowed_times_downloaded === null || m.times_downloaded < m.max_allowed_times_downloaded),
   );
   if (files.length === 0) throw new AppError("GONE", "No file can be downloaded any more.");
+  // Loaded with the first zip download.
+  const { ZipFile } = createRequire(import.meta.url)("yazl") as typeof import("yazl");
   const zip = new ZipFile();
   const opened: OpenedDownload[] = [];
   const taken = new Set<string>();

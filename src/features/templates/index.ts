@@ -14,7 +14,8 @@ import type { TemplateRenderer } from "./render/renderer.js";
 import { emailTemplatesRoutes } from "./templates.routes.js";
 import { EmailTemplatesService, type TemplateUsage } from "./templates.service.js";
 
-export { createTemplateEngine, type TemplateEngine, TemplateError } from "./engine/template-engine.js";
+export type { TemplateEngine } from "./engine/template-engine.js";
+export { TemplateError } from "./engine/template-error.js";
 export {
   type ComposedEmail,
   composeEmail,
@@ -27,7 +28,7 @@ export {
   SANDBOX_MARKER,
 } from "./message-composer.js";
 export { createRenderPool, type RenderPoolOptions } from "./render/render-pool.js";
-export { createInlineRenderer, type TemplateRenderer } from "./render/renderer.js";
+export type { TemplateRenderer } from "./render/renderer.js";
 export { RenderInput, RenderResponse } from "./templates.schemas.js";
 export type { EmailTemplatesService, TemplateSource, TemplateUsage } from "./templates.service.js";
 

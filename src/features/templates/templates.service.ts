@@ -7,7 +7,7 @@ import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
-import { TemplateError } from "./engine/template-engine.js";
+import { TemplateError } from "./engine/template-error.js";
 import type { ComposedEmail, MessageInput } from "./message-composer.js";
 import type { TemplateRenderer } from "./render/renderer.js";
 import { type EmailTemplateView, presentTemplate } from "./templates.presenter.js";

@@ -31,6 +31,7 @@ import {
   truncateChars,
   ZonedDateTime,
 } from "./django-filters.js";
+import { TemplateError } from "./template-error.js";
 
 // What LiquidJS binds `this` to in a filter: the render context and the filter's token.
 type FilterImpl = ThisParameterType<Extract<FilterImplOptions, (...args: never[]) => unknown>>;
@@ -64,17 +65,7 @@ export interface TemplateEngine {
   validate(source: string): TemplateValidation;
 }
 
-/** A template that cannot be parsed or rendered: syntax, unknown tag/filter/variable, or a limit exceeded. */
-export class TemplateError extends Error {
-  /** 1-based line of the offending tag or output, when known. */
-  readonly line?: number;
-
-  constructor(message: string, line?: number) {
-    super(message);
-    this.name = "TemplateError";
-    if (line !== undefined) this.line = line;
-  }
-}
+export { TemplateError };
 
 const DEFAULTS = {
   maxOutputBytes: 1024 * 1024,

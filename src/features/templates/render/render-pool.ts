@@ -2,11 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { AppError } from "../../../shared/errors.js";
-import {
-  type TemplateEngineOptions,
-  TemplateError,
-  type TemplateValidation,
-} from "../engine/template-engine.js";
+import type { TemplateEngineOptions, TemplateValidation } from "../engine/template-engine.js";
+import { TemplateError } from "../engine/template-error.js";
 import type { ComposedEmail } from "../message-composer.js";
 import type { RenderAnswer, RenderTask } from "./render-worker.js";
 import type { TemplateRenderer } from "./renderer.js";
