@@ -33,8 +33,9 @@ describe("start-up warning of a live deployment that cannot deliver messages", (
 
   it("warns once for email and once for SMS when both are captured", async () => {
     const out = await workerOutput({ ...database.env, ...capture, FERRY_ENVIRONMENT: "live" });
-    expect(occurrences(out, EMAIL_WARNING)).toBe(1);
-    expect(occurrences(out, SMS_WARNING)).toBe(1);
+    // The whole output in the message: a missing line shows what the worker printed instead.
+    expect(occurrences(out, EMAIL_WARNING), out).toBe(1);
+    expect(occurrences(out, SMS_WARNING), out).toBe(1);
     const line = out.split("\n").find((l) => l.includes(EMAIL_WARNING))!;
     expect(JSON.parse(line)).toMatchObject({ level: 40, msg: expect.stringContaining("NOT delivered") });
   });
