@@ -1,7 +1,9 @@
 /**
  * Notifications: emails delivered per second through the whole path (API send_notification →
  * outbox job → worker → SMTP to an in-process server), against raw nodemailer to the same server in the
- * same run; and template renders per second.
+ * same run (all its emails at once over a pool of 4 connections): once with the API calls made one at
+ * a time, once with NOTIFICATIONS_BENCH_IN_FLIGHT (default 8) at a time; and template renders per
+ * second.
  */
 import { createTransport } from "nodemailer";
 import { createTemplateEngine } from "../src/features/templates/engine/template-engine.js";
@@ -9,6 +11,8 @@ import { startSmtpServer } from "../test/helpers/smtp.js";
 import { type BenchModule, benchSeconds, report, startBenchFerry } from "./lib.js";
 
 const EMAILS = Number(process.env.NOTIFICATIONS_BENCH_EMAILS ?? 300);
+/** send_notification calls in flight in the concurrent run (NOTIFICATIONS_BENCH_IN_FLIGHT, default 8). */
+const CALLS_IN_FLIGHT = Number(process.env.NOTIFICATIONS_BENCH_IN_FLIGHT ?? 8);
 
 const TEMPLATE = `<html><body>
 <h1>Hello {{ contact.first_name|title }},</h1>
@@ -83,41 +87,69 @@ export const notificationsBench: BenchModule = {
     });
     try {
       const json = { ...ferry.headers, "content-type": "application/json" };
-      const ids: number[] = [];
-      for (let i = 0; i < EMAILS; i++) {
-        const res = await fetch(`${ferry.base}/v1/request/`, {
-          method: "POST",
-          headers: json,
-          body: JSON.stringify({
-            type: "pull",
-            message: "Please upload your documents.",
-            contact: [
-              {
-                first_name: "Jane",
-                contactmethod: [{ interface_class: "email", value: `j${i}@example.com` }],
-              },
-            ],
+      let delivered = 0;
+      /**
+       * Creates EMAILS pull requests with one email contact each, then calls send_notification on
+       * them, `inFlight` calls at a time, and waits until every email has reached the SMTP server.
+       */
+      const deliver = async (inFlight: number) => {
+        const ids: number[] = [];
+        for (let i = 0; i < EMAILS; i++) {
+          const res = await fetch(`${ferry.base}/v1/request/`, {
+            method: "POST",
+            headers: json,
+            body: JSON.stringify({
+              type: "pull",
+              message: "Please upload your documents.",
+              contact: [
+                {
+                  first_name: "Jane",
+                  contactmethod: [{ interface_class: "email", value: `j${i}@example.com` }],
+                },
+              ],
+            }),
+          });
+          ids.push(((await res.json()) as { id: number }).id);
+        }
+        const start = performance.now();
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: inFlight }, async () => {
+            while (next < ids.length) {
+              const id = ids[next++];
+              const res = await fetch(`${ferry.base}/v1/request/${id}/send_notification/`, {
+                method: "POST",
+                headers: json,
+              });
+              if (res.status !== 200) throw new Error(`send_notification ${res.status}: ${await res.text()}`);
+            }
           }),
-        });
-        ids.push(((await res.json()) as { id: number }).id);
-      }
-      const start = performance.now();
-      for (const id of ids) {
-        const res = await fetch(`${ferry.base}/v1/request/${id}/send_notification/`, {
-          method: "POST",
-          headers: json,
-        });
-        if (res.status !== 200) throw new Error(`send_notification ${res.status}: ${await res.text()}`);
-      }
-      const accepted = EMAILS / ((performance.now() - start) / 1000);
-      await smtp.waitFor(EMAILS, 300_000);
-      const rate = EMAILS / ((performance.now() - start) / 1000);
+        );
+        const accepted = EMAILS / ((performance.now() - start) / 1000);
+        delivered += EMAILS;
+        await smtp.waitFor(delivered, 300_000);
+        return { accepted, rate: EMAILS / ((performance.now() - start) / 1000) };
+      };
       // The worker runs in the serving process, so delivery and the API calls share its CPU.
-      report("  of which send_notification calls accepted (sequential)", accepted, "calls/s");
-      report("emails: API send_notification → job → SMTP", rate, "emails/s", {
+      const sequential = await deliver(1);
+      report("  send_notification calls accepted, one at a time", sequential.accepted, "calls/s");
+      report("emails: API send_notification → job → SMTP, one call at a time", sequential.rate, "emails/s", {
         label: "raw SMTP",
         value: rawRate,
       });
+      // The raw reference sends all its emails at once over its pool: callers at once here too.
+      const concurrent = await deliver(CALLS_IN_FLIGHT);
+      report(
+        `  send_notification calls accepted, ${CALLS_IN_FLIGHT} at a time`,
+        concurrent.accepted,
+        "calls/s",
+      );
+      report(
+        `emails: API send_notification → job → SMTP, ${CALLS_IN_FLIGHT} calls at a time`,
+        concurrent.rate,
+        "emails/s",
+        { label: "raw SMTP", value: rawRate },
+      );
     } finally {
       await ferry.stop();
       await smtp.close();
