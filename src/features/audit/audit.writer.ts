@@ -239,7 +239,6 @@ export class AuditWriter {
     }
     const remembered: [number, ChainHead][] = [];
     await this.database.db.transaction().execute(async (trx) => {
-      remembered.length = 0;
       for (const [accountId, list] of byAccount) {
         const known = this.heads.get(accountId);
         if (known) {
