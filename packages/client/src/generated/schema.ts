@@ -266,7 +266,7 @@ export interface paths {
     get: operations["getMedia"];
     /**
      * Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it
-     * @description The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
+     * @description Send the chunk either as the whole body (`Content-Type: application/octet-stream`, with `current_chunk` and optionally `fingerprint` in the query string; the cheapest for the server) or as a form (`multipart/form-data` or `application/x-www-form-urlencoded`, with the `MediaChunkInput` fields; the query string is then ignored). The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
      */
     put: operations["uploadMediaChunk"];
     /** Delete a media: its encrypted blobs and data key are destroyed */
@@ -5871,10 +5871,19 @@ export interface operations {
   };
   /**
    * Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it
-   * @description The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
+   * @description Send the chunk either as the whole body (`Content-Type: application/octet-stream`, with `current_chunk` and optionally `fingerprint` in the query string; the cheapest for the server) or as a form (`multipart/form-data` or `application/x-www-form-urlencoded`, with the `MediaChunkInput` fields; the query string is then ignored). The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
    */
   uploadMediaChunk: {
     parameters: {
+      query?: {
+        /**
+         * @description With an application/octet-stream body (required then): which chunk the body is, 1..total_chunks; re-sending a chunk replaces it.
+         * @example 3
+         */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the fingerprint the upload was started with (optional), as the form field of that name. */
+        fingerprint?: string;
+      };
       path: {
         /**
          * @description Integer id.
@@ -5885,6 +5894,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": components["schemas"]["MediaChunkInput"];
         "application/x-www-form-urlencoded": components["schemas"]["MediaChunkInput"];
       };
