@@ -303,3 +303,25 @@ describe("raw chunk bodies refused, as forms are", () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("documents both request bodies of uploadMediaChunk and the raw body's query parameters", async () => {
+    const doc = (await t.app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
+    const put = doc.paths["/v1/media/{id}/"].put;
+    expect(put.operationId).toBe("uploadMediaChunk");
+    expect(Object.keys(put.requestBody.content).sort()).toEqual([
+      "application/octet-stream",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data",
+    ]);
+    expect(put.requestBody.content["application/octet-stream"].schema).toMatchObject({
+      type: "string",
+      format: "binary",
+    });
+    expect(put.requestBody.content["multipart/form-data"].schema).toEqual({
+      $ref: "#/components/schemas/MediaChunkInput",
+    });
+    const query = put.parameters.filter((p: { in: string }) => p.in === "query");
+    expect(query.map((p: { name: string }) => p.name).sort()).toEqual(["current_chunk", "fingerprint"]);
+  });
+});

@@ -97,6 +97,11 @@ export function isRawBody(request: FastifyRequest): boolean {
   return request.body instanceof RawBody;
 }
 
+/** The unread bytes of an application/octet-stream body, or undefined for any other body. */
+export function rawBodyStream(request: FastifyRequest): Readable | undefined {
+  return request.body instanceof RawBody ? request.body.stream : undefined;
+}
+
 // Bodies produced by parseFormBytes (a JSON body shaped alike is not one).
 const parsedForms = new WeakSet<object>();
 

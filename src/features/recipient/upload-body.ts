@@ -1,6 +1,8 @@
+import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
+import { rawBodyStream } from "../media/index.js";
 import type { UploadPiece } from "./recipient.service.js";
 import type { UploadRules } from "./views/pages.js";
 
@@ -42,8 +44,18 @@ export async function* uploadPieces(
   rules: UploadRules,
   first: boolean,
 ): AsyncGenerator<UploadPiece> {
+  const raw = first ? undefined : rawBodyStream(request);
+  if (raw) {
+    yield* rawChunkPieces(request, raw, rules);
+    return;
+  }
   if (!request.isMultipart())
-    throw new AppError("UNSUPPORTED_MEDIA_TYPE", "Send chunks as multipart/form-data.");
+    throw new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      first
+        ? "Send chunks as multipart/form-data."
+        : "Send chunks as multipart/form-data or application/octet-stream.",
+    );
   const fields: Record<string, string> = {};
   try {
     for await (const part of request.parts({ limits: { fileSize: rules.chunkBytes, files: 1 } })) {
@@ -77,4 +89,30 @@ export async function* uploadPieces(
       throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
     throw new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
   }
+}
+
+/**
+ * A later chunk sent as the raw body (ADR 0041): `current_chunk` and `fingerprint` from the query
+ * string, then the body as the file (none when the body is empty). A declared length over the
+ * page's chunk size is 413 before any byte is read; the media service's meter stops a longer
+ * stream.
+ */
+async function* rawChunkPieces(
+  request: FastifyRequest,
+  body: Readable,
+  rules: UploadRules,
+): AsyncGenerator<UploadPiece> {
+  const { headers } = request;
+  if (Number(headers["content-length"] ?? "0") > rules.chunkBytes)
+    throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  for (const name of ["current_chunk", "fingerprint"]) {
+    const value = query[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === "string") yield { kind: "field", name, value: first };
+  }
+  const empty =
+    headers["transfer-encoding"] === undefined &&
+    (headers["content-length"] === undefined || headers["content-length"] === "0");
+  if (!empty) yield { kind: "file", field: "file", stream: body };
 }

@@ -239,7 +239,7 @@ export interface paths {
     post: operations["startRecipientUpload"];
   };
   "/r/{identifier}/uploads/{mediaId}": {
-    /** Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token) */
+    /** Send (or re-send) one chunk of a recipient upload (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
     put: operations["putRecipientUploadChunk"];
     /** Remove one of the recipient's files, finished or not, before Submit (its stored bytes are destroyed; header X-CSRF-Token) */
     delete: operations["deleteRecipientUpload"];
@@ -496,7 +496,7 @@ export interface paths {
     post: operations["startSessionUpload"];
   };
   "/s/{token}/features/{featureId}/uploads/{mediaId}": {
-    /** Send (or re-send) one chunk of an upload to a pull feature (multipart; header X-CSRF-Token) */
+    /** Send (or re-send) one chunk of an upload to a pull feature (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
     put: operations["putSessionUploadChunk"];
     /** Remove one of this recipient's files of a pull feature before Submit (its stored bytes are destroyed; header X-CSRF-Token) */
     delete: operations["deleteSessionUpload"];
@@ -5421,9 +5421,15 @@ export interface operations {
       };
     };
   };
-  /** Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token) */
+  /** Send (or re-send) one chunk of a recipient upload (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
   putRecipientUploadChunk: {
     parameters: {
+      query?: {
+        /** @description With an application/octet-stream body: the chunk's number. */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the upload's fingerprint. */
+        fingerprint?: string;
+      };
       path: {
         identifier: string;
         mediaId: string;
@@ -5431,6 +5437,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": {
           /** @description File name with extension (first chunk only). */
           name?: string;
@@ -9589,9 +9596,15 @@ export interface operations {
       };
     };
   };
-  /** Send (or re-send) one chunk of an upload to a pull feature (multipart; header X-CSRF-Token) */
+  /** Send (or re-send) one chunk of an upload to a pull feature (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
   putSessionUploadChunk: {
     parameters: {
+      query?: {
+        /** @description With an application/octet-stream body: the chunk's number. */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the upload's fingerprint. */
+        fingerprint?: string;
+      };
       path: {
         token: string;
         featureId: string;
@@ -9600,6 +9613,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": {
           /** @description File name with extension (first chunk only). */
           name?: string;
