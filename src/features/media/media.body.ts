@@ -97,11 +97,6 @@ export function isRawBody(request: FastifyRequest): boolean {
   return request.body instanceof RawBody;
 }
 
-/** The unread bytes of an application/octet-stream body, or undefined for any other body. */
-export function rawBodyStream(request: FastifyRequest): Readable | undefined {
-  return request.body instanceof RawBody ? request.body.stream : undefined;
-}
-
 // Bodies produced by parseFormBytes (a JSON body shaped alike is not one).
 const parsedForms = new WeakSet<object>();
 
@@ -226,7 +221,7 @@ const RAW_CHUNK_FIELDS = ["current_chunk", "fingerprint"] as const;
  * file, so the chunk is stored as it arrives), then the body as the file. No body at all (no
  * length, or 0, and no chunked encoding) is no file.
  */
-async function* rawChunkParts(request: FastifyRequest, body: RawBody): AsyncGenerator<UploadPart> {
+async function* readRawChunk(request: FastifyRequest, body: RawBody): AsyncGenerator<UploadPart> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   for (const name of RAW_CHUNK_FIELDS) {
     const value = query[name];
@@ -242,11 +237,19 @@ async function* rawChunkParts(request: FastifyRequest, body: RawBody): AsyncGene
 }
 
 /**
+ * The parts of a raw chunk body (see `readRawChunk`), or undefined when the request's body is not
+ * one. For page chunk routes, which read their multipart bodies themselves.
+ */
+export function rawChunkParts(request: FastifyRequest): AsyncIterable<UploadPart> | undefined {
+  return request.body instanceof RawBody ? readRawChunk(request, request.body) : undefined;
+}
+
+/**
  * The upload parts of a chunk PUT: multipart, form-urlencoded, or a raw application/octet-stream
  * body (`current_chunk` and `fingerprint` in the query string); 415 for any other body.
  */
 export function chunkParts(request: FastifyRequest, limits: UploadLimits): AsyncIterable<UploadPart> {
-  if (request.body instanceof RawBody) return rawChunkParts(request, request.body);
+  if (request.body instanceof RawBody) return readRawChunk(request, request.body);
   return uploadParts(
     request,
     limits,

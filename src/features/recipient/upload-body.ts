@@ -1,8 +1,7 @@
-import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
-import { rawBodyStream } from "../media/index.js";
+import { rawChunkParts } from "../media/index.js";
 import type { UploadPiece } from "./recipient.service.js";
 import type { UploadRules } from "./views/pages.js";
 
@@ -37,16 +36,21 @@ function checkFirstChunk(fields: Record<string, string>, rules: UploadRules): vo
  * first chunk arrives, the fields before it are checked against the request's rules (declared size,
  * chunk count, extension) so a file the page should have refused is stopped before its bytes are
  * stored. A first chunk's `size` becomes the media's declared size (`total_bytes`), so the upload
- * completes only at that size; `fingerprint` goes through as sent (ADR 0022).
+ * completes only at that size; `fingerprint` goes through as sent (ADR 0022). A later chunk may
+ * instead be the raw application/octet-stream body, its fields in the query string (ADR 0041).
  */
 export async function* uploadPieces(
   request: FastifyRequest,
   rules: UploadRules,
   first: boolean,
 ): AsyncGenerator<UploadPiece> {
-  const raw = first ? undefined : rawBodyStream(request);
+  const raw = first ? undefined : rawChunkParts(request);
   if (raw) {
-    yield* rawChunkPieces(request, raw, rules);
+    // A later chunk as the raw body (ADR 0041): a declared length over the page's chunk size is
+    // refused before any byte is read; the media service's meter stops a longer stream.
+    if (Number(request.headers["content-length"] ?? "0") > rules.chunkBytes)
+      throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+    yield* raw;
     return;
   }
   if (!request.isMultipart())
@@ -89,30 +93,4 @@ export async function* uploadPieces(
       throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
     throw new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
   }
-}
-
-/**
- * A later chunk sent as the raw body (ADR 0041): `current_chunk` and `fingerprint` from the query
- * string, then the body as the file (none when the body is empty). A declared length over the
- * page's chunk size is 413 before any byte is read; the media service's meter stops a longer
- * stream.
- */
-async function* rawChunkPieces(
-  request: FastifyRequest,
-  body: Readable,
-  rules: UploadRules,
-): AsyncGenerator<UploadPiece> {
-  const { headers } = request;
-  if (Number(headers["content-length"] ?? "0") > rules.chunkBytes)
-    throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
-  const query = (request.query ?? {}) as Record<string, unknown>;
-  for (const name of ["current_chunk", "fingerprint"]) {
-    const value = query[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    if (typeof first === "string") yield { kind: "field", name, value: first };
-  }
-  const empty =
-    headers["transfer-encoding"] === undefined &&
-    (headers["content-length"] === undefined || headers["content-length"] === "0");
-  if (!empty) yield { kind: "file", field: "file", stream: body };
 }
