@@ -7,7 +7,9 @@
  * alternate for CLIENTS_BENCH_ROUNDS (default 1) rounds. Printed: the aggregate MiB/s of each and
  * Ferry's ratio to tus, the latency of every chunk (request sent to answer received) at p50 and
  * p99, each server's CPU seconds per GiB and its peak resident memory during its run, and whether
- * the targets (≥ 1.0 of tus, chunk p99 under 500 ms, peak RSS ≤ 200 MiB) are met.
+ * the targets (≥ 1.0 of tus, chunk p99 under 500 ms, peak RSS ≤ 200 MiB) are met. Ferry's chunks
+ * after the first are raw application/octet-stream bodies, as the SDK sends them (ADR 0041);
+ * CLIENTS_BENCH_BODY=multipart sends them as multipart forms instead. The run prints which.
  */
 import { rm } from "node:fs/promises";
 import { Agent } from "node:http";
@@ -26,6 +28,7 @@ import {
 const CLIENTS = Number(process.env.CLIENTS_BENCH_CLIENTS ?? 20);
 const SIZE = Number(process.env.CLIENTS_BENCH_MB ?? 50) * MiB;
 const ROUNDS = Number(process.env.CLIENTS_BENCH_ROUNDS ?? 1);
+const RAW = (process.env.CLIENTS_BENCH_BODY ?? "raw") !== "multipart";
 const GiB = 1024 * MiB;
 const TARGET_RATIO = 1.0;
 const TARGET_P99_MS = 500;
@@ -105,6 +108,9 @@ export const clientsBench: BenchModule = {
     console.log(
       `  ${CLIENTS} clients, each ${SIZE / MiB} MiB in ${chunks} chunks of 4 MiB, one in flight per client`,
     );
+    console.log(
+      `  Ferry's chunk PUTs: ${RAW ? "raw application/octet-stream bodies (as the SDK)" : "multipart/form-data"}`,
+    );
     try {
       const ferryRounds: Round[] = [];
       const tusRounds: Round[] = [];
@@ -112,7 +118,11 @@ export const clientsBench: BenchModule = {
         const requests = await Promise.all(Array.from({ length: CLIENTS }, () => createDraftRequest(ferry)));
         const mediaIds: number[] = [];
         const ferryRound = await allClients(pid, async (client, agent, latencies) => {
-          const done = await uploadInChunks(agent, ferry, requests[client]!, { size: SIZE, latencies });
+          const done = await uploadInChunks(agent, ferry, requests[client]!, {
+            size: SIZE,
+            latencies,
+            raw: RAW,
+          });
           mediaIds.push(done.id);
         });
         for (const id of mediaIds) {

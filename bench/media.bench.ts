@@ -5,7 +5,8 @@
  * and the server's peak resident memory during each transfer. Chunked uploads are also compared
  * with the same ceiling done the way they must be stored: one fsynced file per 4 MiB part,
  * renamed into place, its directory fsynced. The chunked upload runs three times (the median is
- * compared) because its figure swings most between runs on shared machines. The peers follow,
+ * compared) because its figure swings most between runs on shared machines, its PUTs sent both as
+ * multipart forms and as raw bodies (ADR 0041), alternating with tus. The peers follow,
  * driven by the same client code in the same run: `@tus/server` with its file store (4 MiB PATCHes,
  * the finished file fsynced) and a plain `node:http` file stream for the download, each with its
  * process's peak memory (bench/peers/tus-server.mjs).
@@ -369,6 +370,11 @@ export interface ChunkedUpload {
   size?: number;
   /** Each chunk's latency in milliseconds (request sent to answer received) is pushed here. */
   latencies?: number[];
+  /**
+   * Chunks after the first as raw application/octet-stream bodies, `current_chunk` in the query
+   * string (ADR 0041), instead of multipart forms (default false).
+   */
+  raw?: boolean;
 }
 
 /** Creates a draft push request (what an owner uploads media into) and gives its id. */
@@ -391,7 +397,7 @@ export async function uploadInChunks(
   agent: Agent,
   ferry: BenchFerry,
   requestId: number,
-  { parallel = 1, size = SIZE, latencies }: ChunkedUpload = {},
+  { parallel = 1, size = SIZE, latencies, raw = false }: ChunkedUpload = {},
 ): Promise<{ mibs: number; id: number }> {
   const total = Math.ceil(size / CHUNK);
   const started = performance.now();
@@ -401,6 +407,19 @@ export async function uploadInChunks(
     for await (const chunk of chunks(size)) yield { n: ++n, ...chunk };
   })();
   const put = async (n: number, pieces: Buffer[], bytes: number, id: number) => {
+    if (raw && n > 1) {
+      const res = await timed(latencies, () =>
+        sendBuffers(
+          agent,
+          "PUT",
+          `${ferry.base}/v1/media/${id}?current_chunk=${n}`,
+          { ...ferry.headers, "content-type": "application/octet-stream" },
+          pieces,
+        ),
+      );
+      if (res.status !== 201) throw new Error(`chunk ${n} failed: ${res.status} ${res.body}`);
+      return JSON.parse(res.body) as { id: number; state: string };
+    }
     const fields: Record<string, string | number> =
       n === 1
         ? { request: requestId, name: "chunked.bin", total_chunks: total, current_chunk: 1 }
@@ -495,6 +514,8 @@ export const mediaBench: BenchModule = {
         const series = (): Series => ({ mibs: [], cpu: [], rss: 0 });
         const ferry1 = series();
         const ferry4 = series();
+        const raw1 = series();
+        const raw4 = series();
         const tus1 = series();
         const tus4 = series();
         let chunkedId = 0;
@@ -528,12 +549,22 @@ export const mediaBench: BenchModule = {
             return done.mibs;
           });
           await measure(tus1, peers.pid, `run ${run} tus, 1 in flight`, () => tusRound(1));
+          await measure(raw1, pid, `run ${run} Ferry raw, 1 in flight`, async () => {
+            const done = await uploadInChunks(agent, ferry, requestId, { raw: true });
+            return done.mibs;
+          });
           await measure(ferry4, pid, `run ${run} Ferry, 4 in flight`, async () => {
             const done = await uploadInChunks(agent4, ferry, requestId, { parallel: 4 });
             return done.mibs;
           });
           await measure(tus4, peers.pid, `run ${run} tus, 4 uploads at once`, () => tusRound(4));
+          await measure(raw4, pid, `run ${run} Ferry raw, 4 in flight`, async () => {
+            const done = await uploadInChunks(agent4, ferry, requestId, { parallel: 4, raw: true });
+            return done.mibs;
+          });
         }
+        const r1 = median(raw1.mibs);
+        const r4 = median(raw4.mibs);
         const f1 = median(ferry1.mibs);
         const f4 = median(ferry4.mibs);
         const t1 = median(tus1.mibs);
@@ -547,6 +578,12 @@ export const mediaBench: BenchModule = {
         report("  against Ferry with 1 in flight", f4, "MiB/s", { label: "1 in flight", value: f1 });
         report("  server CPU per GiB, median", median(ferry4.cpu), "s");
         report("  server peak RSS during them", ferry4.rss, "MiB");
+        report(`same with raw chunk bodies (PUTs as octet-stream), 1 in flight, median`, r1, "MiB/s", ref);
+        report("  server CPU per GiB, median", median(raw1.cpu), "s");
+        report("  server peak RSS during them", raw1.rss, "MiB");
+        report(`same with raw chunk bodies, 4 in flight, median`, r4, "MiB/s", ref);
+        report("  server CPU per GiB, median", median(raw4.cpu), "s");
+        report("  server peak RSS during them", raw4.rss, "MiB");
         report("reference: @tus/server + file store, 4 MiB PATCHes, fsync, median", t1, "MiB/s");
         report("  tus CPU per GiB, median", median(tus1.cpu), "s");
         report("  tus server peak RSS during them", tus1.rss, "MiB");
@@ -562,6 +599,14 @@ export const mediaBench: BenchModule = {
           value: t1,
         });
         report("Ferry 4 in flight against tus 4 at once", f4, "MiB/s", { label: "tus 4 at once", value: t4 });
+        report("Ferry's chunked upload, raw bodies, against tus (1 in flight each)", r1, "MiB/s", {
+          label: "tus",
+          value: t1,
+        });
+        report("Ferry 4 in flight, raw bodies, against tus 4 at once", r4, "MiB/s", {
+          label: "tus 4 at once",
+          value: t4,
+        });
 
         rss = sampleRss(pid);
         started = performance.now();

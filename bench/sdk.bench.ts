@@ -1,8 +1,9 @@
 /**
  * SDK: the @ferry/client SDK's upload of a MEDIA_BENCH_MB (default 1024) MiB file from disk in
  * 4 MiB chunks with 1 and 4 chunks in flight, each next to raw HTTP doing the same in the same run
- * (node:http with a keep-alive agent, the same file read chunk by chunk, the same multipart bodies,
- * no hashing and no resume lookup). Runs alternate raw/SDK and are repeated SDK_BENCH_RUNS (default 3)
+ * (node:http with a keep-alive agent, the same file read chunk by chunk, the same bodies: a
+ * multipart POST for chunk 1, application/octet-stream PUTs for the others as the SDK sends them
+ * (ADR 0041), no hashing and no resume lookup). Runs alternate raw/SDK and are repeated SDK_BENCH_RUNS (default 3)
  * times; medians are compared. The ratio is what the SDK costs: its own SHA-256 of the file, the
  * fingerprint, the unfinished-upload lookup, fetch instead of node:http.
  */
@@ -97,13 +98,12 @@ async function rawUpload(
       while (next <= total) {
         const n = next++;
         const bytes = await read(n);
-        const m = multipart({ current_chunk: n }, bytes);
         const res = await post(
           agent,
-          `${ferry.base}/v1/media/${id}`,
+          `${ferry.base}/v1/media/${id}?current_chunk=${n}`,
           "PUT",
-          { ...ferry.headers, "content-type": m.type },
-          [m.head, bytes, m.tail],
+          { ...ferry.headers, "content-type": "application/octet-stream" },
+          [bytes],
         );
         if (res.status !== 201) throw new Error(`raw PUT answered ${res.status}`);
         if (res.json.state === "available") last = "available";

@@ -86,7 +86,7 @@ describe("pull page: reload, remove, submit", () => {
     await page.route("**/uploads**", async (route) => {
       // The big file's first two chunks go through, then the connection is cut for it.
       const body = route.request().postDataBuffer()?.subarray(0, 4000).toString("latin1") ?? "";
-      if (body.includes("scans-2025.zip") || /\/uploads\/\d+$/.test(route.request().url())) {
+      if (body.includes("scans-2025.zip") || /\/uploads\/\d+(\?|$)/.test(route.request().url())) {
         if (stored >= 2) return route.abort("internetdisconnected");
         stored += 1;
       }

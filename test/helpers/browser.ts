@@ -72,11 +72,15 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /**
  * The method and chunk number of a recipient upload call (POST or PUT to `…/uploads[/<id>]`), read
- * from its multipart body, where the field precedes the file; undefined for any other request.
+ * from its query string (a raw-body PUT) or its multipart body, where the field precedes the file;
+ * undefined for any other request.
  */
 export function uploadChunkOf(request: Request): { method: string; chunk: number } | undefined {
-  if (!/\/uploads(\/\d+)?$/.test(new URL(request.url()).pathname) || request.method() === "GET")
-    return undefined;
+  const url = new URL(request.url());
+  if (!/\/uploads(\/\d+)?$/.test(url.pathname) || request.method() === "GET") return undefined;
+  // A later chunk sent as the raw body carries its number in the query string.
+  const query = url.searchParams.get("current_chunk");
+  if (query !== null) return { method: request.method(), chunk: Number(query) };
   const head = request.postDataBuffer()?.subarray(0, 4000).toString("latin1") ?? "";
   const match = /name="current_chunk"\r\n\r\n(\d+)/.exec(head);
   return match ? { method: request.method(), chunk: Number(match[1]) } : undefined;

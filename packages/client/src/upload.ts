@@ -220,6 +220,21 @@ class BufferPool {
   }
 }
 
+/**
+ * A raw chunk body (application/octet-stream, the chunk number in the query string): the chunk's
+ * bytes are the whole body, which the server streams without parsing a form.
+ */
+function rawChunkBody(length: number, pool?: BufferPool) {
+  const base = pool?.take(length) ?? allocate(length);
+  const body = base.subarray(0, length);
+  return {
+    body,
+    file: body,
+    contentType: "application/octet-stream",
+    release: () => pool?.give(base),
+  };
+}
+
 /** multipartBody with the file part's bytes copied in. */
 function multipart(fields: Record<string, string | number | undefined>, name: string, bytes: Uint8Array) {
   const m = multipartBody(fields, name, bytes.length);
@@ -297,26 +312,19 @@ export async function uploadFile(
   try {
     const totalChunks = Math.max(1, Math.ceil(file.size / chunkSize));
     const hash = await createSha256();
-    // Chunks 2.. are read straight into their PUT bodies; chunk 1 (read before it is known whether
-    // it is sent by POST or PUT) is copied into its body.
-    const bodies = new Map<number, ReturnType<typeof multipartBody>>();
-    const pool = new BufferPool(chunkSize + 4096, concurrency + 2);
+    // Chunks 2.. are read straight into their PUT bodies (raw: the body is the chunk); chunk 1
+    // (read before it is known whether it is sent by POST or PUT) is sent from its own memory.
+    const bodies = new Map<number, ReturnType<typeof rawChunkBody>>();
+    const pool = new BufferPool(chunkSize, concurrency + 2);
     const chunks = file.chunks(chunkSize, (index, length) => {
       if (index === 1) return allocate(length);
-      const m = multipartBody(
-        { current_chunk: index, fingerprint: fingerprintRef.value },
-        file.name,
-        length,
-        pool,
-      );
+      const m = rawChunkBody(length, pool);
       bodies.set(index, m);
       return m.file;
     });
-    const fingerprintRef = { value: "" };
     const first = (await chunks.next()).value as Uint8Array;
     hash.update(first);
-    fingerprintRef.value = await uploadFingerprint(file.name, file.size, file.lastModified, first);
-    const fingerprint = fingerprintRef.value;
+    const fingerprint = await uploadFingerprint(file.name, file.size, file.lastModified, first);
     const common = { fingerprint };
 
     let media: Media | undefined;
@@ -382,21 +390,29 @@ export async function uploadFile(
       // chunk 1 goes with the others below
     }
     const mediaId = media.id;
+    // Chunks after the first are sent as raw bodies (ADR 0041): the server streams them without
+    // parsing a form.
+    const chunkQuery = `fingerprint=${encodeURIComponent(fingerprint)}`;
     const sendChunk = async (index: number, bytes: Uint8Array) => {
-      const form = bodies.get(index) ?? multipart({ current_chunk: index, ...common }, file.name, bytes);
+      const chunk = bodies.get(index) ?? {
+        // Chunks come from `allocate` or `new Uint8Array`: backed by an ArrayBuffer.
+        body: bytes as Uint8Array<ArrayBuffer>,
+        contentType: "application/octet-stream",
+        release() {},
+      };
       bodies.delete(index);
       try {
         const res = await host.send({
           method: "PUT",
-          path: `/v1/media/${mediaId}`,
-          headers: { "content-type": form.contentType },
-          body: () => form.body,
+          path: `/v1/media/${mediaId}?current_chunk=${index}&${chunkQuery}`,
+          headers: { "content-type": chunk.contentType },
+          body: () => chunk.body,
           signal,
           operation: "uploadMediaChunk",
         });
         note(await json<Media>(res), bytes.length);
       } finally {
-        form.release();
+        chunk.release();
       }
     };
 

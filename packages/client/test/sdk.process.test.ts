@@ -19,6 +19,7 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from "../src/index.js";
+import { nodeFetch } from "../src/node-fetch.js";
 import { type ServerUnderTest, startServer } from "./server.js";
 
 const MiB = 1024 * 1024;
@@ -145,6 +146,47 @@ describe("the SDK against a real server", () => {
       })
       .catch((e) => e);
     expect(tooShort.message).toContain("the stream had 1000 bytes, not 2000");
+  });
+
+  it("sends the chunks after the first as raw bodies, the chunk number in the query string", async () => {
+    const sent: { method: string; url: string; type: string | null; bytes: number }[] = [];
+    const recording = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      fetch: async (input, init) => {
+        const headers = new Headers(init?.headers);
+        const body = init?.body;
+        sent.push({
+          method: init?.method ?? "GET",
+          url: String(input),
+          type: headers.get("content-type"),
+          bytes: body instanceof Uint8Array ? body.length : 0,
+        });
+        return nodeFetch(input, init);
+      },
+    });
+    const draft = await recording.createRequest({ body: { type: "push", is_draft: true } });
+    const size = 5 * MiB + 3;
+    const pieces: Buffer[] = [];
+    for await (const piece of deterministicStream(size, "sdk-raw")) pieces.push(piece as Buffer);
+    const data = Buffer.concat(pieces);
+    const up = await recording.uploadFile({ request: draft.id }, new Blob([data]), {
+      name: "raw.bin",
+      chunkSize: 2 * MiB,
+    });
+    expect(up.media).toMatchObject({ state: "available", bytes: size, total_chunks: 3 });
+    expect(up.sha256).toBe(createHash("sha256").update(data).digest("hex"));
+    const puts = sent.filter((r) => r.method === "PUT");
+    expect(puts.map((r) => new URL(r.url).searchParams.get("current_chunk")).sort()).toEqual(["2", "3"]);
+    for (const put of puts) {
+      expect(put.type).toBe("application/octet-stream");
+      expect(new URL(put.url).searchParams.get("fingerprint")).toBe(up.media.fingerprint);
+    }
+    expect(puts.map((r) => r.bytes).sort((a, b) => a - b)).toEqual([MiB + 3, 2 * MiB]);
+    const dest = join(dir, "raw-downloaded.bin");
+    await recording.downloadFile(up.media.id, dest);
+    expect((await readFile(dest)).equals(data)).toBe(true);
   });
 
   it("downloads to a file, is interrupted, and resumes with a Range request", async () => {

@@ -1,7 +1,8 @@
 /**
  * Upload bodies as a stream of `UploadPart`s: multipart/form-data (the file part streamed, never
- * buffered) and application/x-www-form-urlencoded (the `file` field's raw bytes, necessarily
- * buffered, so bounded by the chunk size).
+ * buffered), application/x-www-form-urlencoded (the `file` field's raw bytes, necessarily
+ * buffered, so bounded by the chunk size) and, for chunks, application/octet-stream (the whole body
+ * is the chunk, streamed; its fields come from the query string; ADR 0041).
  */
 import { Readable } from "node:stream";
 import type { Multipart as MultipartPart } from "@fastify/multipart";
@@ -63,6 +64,37 @@ export function registerRawFormParser(
       }
     });
   });
+}
+
+/**
+ * An application/octet-stream body handed on unread. The stream sits in a private field so that
+ * walkers of `request.body` (the NUL guard) see an object without fields.
+ */
+class RawBody {
+  readonly #stream: Readable;
+  constructor(stream: Readable) {
+    this.#stream = stream;
+  }
+  /** The request's body bytes, not yet read. */
+  get stream(): Readable {
+    return this.#stream;
+  }
+}
+
+/**
+ * Lets the routes of this plugin scope take application/octet-stream bodies: the request stream is
+ * handed on unread (neither buffered nor decoded). No limit is applied here: the route refuses a
+ * declared length over its limit and the upload meter stops a body that grows past it.
+ */
+export function registerRawBodyParser(app: FastifyInstance): void {
+  app.addContentTypeParser("application/octet-stream", (_request, payload, done) => {
+    done(null, new RawBody(payload));
+  });
+}
+
+/** True when the request's body is an application/octet-stream body left unread. */
+export function isRawBody(request: FastifyRequest): boolean {
+  return request.body instanceof RawBody;
 }
 
 // Bodies produced by parseFormBytes (a JSON body shaped alike is not one).
@@ -181,16 +213,61 @@ export interface UploadLimits {
   formTooLarge(): AppError;
 }
 
-/** The upload parts of a request of either supported type; 415 for any other body. */
-export function uploadParts(request: FastifyRequest, limits: UploadLimits): AsyncIterable<UploadPart> {
+/** The text fields a raw chunk body takes from the query string (the rest of a chunk form's fields). */
+const RAW_CHUNK_FIELDS = ["current_chunk", "fingerprint"] as const;
+
+/**
+ * The parts of a raw chunk body: `current_chunk` and `fingerprint` from the query string (before the
+ * file, so the chunk is stored as it arrives), then the body as the file. No body at all (no
+ * length, or 0, and no chunked encoding) is no file.
+ */
+async function* readRawChunk(request: FastifyRequest, body: RawBody): AsyncGenerator<UploadPart> {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  for (const name of RAW_CHUNK_FIELDS) {
+    const value = query[name];
+    // A repeated parameter counts once, as a repeated form field does (the first wins).
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === "string") yield { kind: "field", name, value: first };
+  }
+  const { headers } = request;
+  const empty =
+    headers["transfer-encoding"] === undefined &&
+    (headers["content-length"] === undefined || headers["content-length"] === "0");
+  if (!empty) yield { kind: "file", field: "file", stream: body.stream };
+}
+
+/**
+ * The parts of a raw chunk body (see `readRawChunk`), or undefined when the request's body is not
+ * one. For page chunk routes, which read their multipart bodies themselves.
+ */
+export function rawChunkParts(request: FastifyRequest): AsyncIterable<UploadPart> | undefined {
+  return request.body instanceof RawBody ? readRawChunk(request, request.body) : undefined;
+}
+
+/**
+ * The upload parts of a chunk PUT: multipart, form-urlencoded, or a raw application/octet-stream
+ * body (`current_chunk` and `fingerprint` in the query string); 415 for any other body.
+ */
+export function chunkParts(request: FastifyRequest, limits: UploadLimits): AsyncIterable<UploadPart> {
+  if (request.body instanceof RawBody) return readRawChunk(request, request.body);
+  return uploadParts(
+    request,
+    limits,
+    "Send the chunk as application/octet-stream (current_chunk in the query string), multipart/form-data or application/x-www-form-urlencoded.",
+  );
+}
+
+/** The upload parts of a request of either form type; 415 (with `unsupported`) for any other body. */
+export function uploadParts(
+  request: FastifyRequest,
+  limits: UploadLimits,
+  unsupported = "Send the upload as multipart/form-data (recommended) or application/x-www-form-urlencoded.",
+): AsyncIterable<UploadPart> {
   if (request.isMultipart()) return multipartParts(request, limits);
   const body = request.body as RawForm | undefined;
   if (body && typeof body === "object" && parsedForms.has(body)) {
     if (body.file && body.file.length > limits.formBytes) throw limits.formTooLarge();
     return formParts(body);
   }
-  throw new AppError(
-    "UNSUPPORTED_MEDIA_TYPE",
-    "Send the upload as multipart/form-data (recommended) or application/x-www-form-urlencoded.",
-  );
+  throw new AppError("UNSUPPORTED_MEDIA_TYPE", unsupported);
 }

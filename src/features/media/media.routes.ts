@@ -14,10 +14,17 @@ import {
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
-import { registerRawFormParser, uploadParts } from "./media.body.js";
+import {
+  chunkParts,
+  isRawBody,
+  registerRawBodyParser,
+  registerRawFormParser,
+  uploadParts,
+} from "./media.body.js";
 import type { CallMeta } from "./media.context.js";
 import {
   MediaChunkBody,
+  MediaChunkQuery,
   MediaCreateBody,
   MediaIdParams,
   MediaListQuery,
@@ -27,6 +34,7 @@ import type { MediaService } from "./media.service.js";
 import { chunkTooLarge, fileTooLarge } from "./upload-rules.js";
 
 const uploadTypes = ["multipart/form-data", "application/x-www-form-urlencoded"];
+const chunkTypes = ["application/octet-stream", ...uploadTypes];
 // Upload bodies are streamed and checked by the service; Ajv only documents them.
 const checkedByService = () => () => true;
 // Room for multipart boundaries and the text fields around the file.
@@ -84,10 +92,19 @@ export function registerUploadParsers(app: FastifyInstance, config: Config): voi
   registerRawFormParser(app, 3 * config.MAX_CHUNK_BYTES + 64 * 1024, () => formTooLarge(config));
 }
 
-/** Refuses a multipart body that announces more than `max` bytes before reading any of it. */
-function guardUpload(request: FastifyRequest, reply: FastifyReply, max: number, tooLarge: AppError): void {
+/**
+ * Refuses a multipart body that announces more than `max` bytes (a raw body, `rawMax`) before
+ * reading any of it.
+ */
+function guardUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  max: number,
+  tooLarge: AppError,
+  rawMax = max,
+): void {
   const declared = Number(request.headers["content-length"] ?? "0");
-  if (request.isMultipart() && declared > max) {
+  if ((request.isMultipart() && declared > max) || (isRawBody(request) && declared > rawMax)) {
     reply.header("connection", "close");
     throw tooLarge;
   }
@@ -139,6 +156,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
     const tags = ["media"];
     const common = { config: { scope: "media" as const } };
     registerUploadParsers(app, config);
+    registerRawBodyParser(app);
 
     app.post(
       "/v1/media/",
@@ -170,10 +188,11 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
           tags,
           summary: "Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it",
           description:
-            "The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.",
+            "Send the chunk either as the whole body (`Content-Type: application/octet-stream`, with `current_chunk` and optionally `fingerprint` in the query string; the cheapest for the server) or as a form (`multipart/form-data` or `application/x-www-form-urlencoded`, with the `MediaChunkInput` fields; the query string is then ignored). The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.",
           security: jwtSecurity,
-          consumes: uploadTypes,
+          consumes: chunkTypes,
           params: MediaIdParams,
+          querystring: MediaChunkQuery,
           body: MediaChunkBody,
           response: { 201: MediaSchema, ...errorResponses(400, 404, 410, 413, 415, 422), ...authErrors },
         },
@@ -186,12 +205,13 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
             reply,
             config.MAX_CHUNK_BYTES + 64 * 1024,
             chunkTooLarge(config.MAX_CHUNK_BYTES),
+            config.MAX_CHUNK_BYTES,
           );
           const { id } = request.params;
           const view = await media.putChunk(
             auth,
             id,
-            uploadParts(request, {
+            chunkParts(request, {
               fileBytes: config.MAX_CHUNK_BYTES,
               fileTooLarge: () => chunkTooLarge(config.MAX_CHUNK_BYTES),
               formBytes: config.MAX_CHUNK_BYTES,

@@ -127,8 +127,8 @@ export const MediaCreateBody = Type.Object(
   { title: "MediaUploadInput" },
 );
 
-/** Body of PUT /v1/media/{id} (documentation). */
-export const MediaChunkBody = Type.Object(
+/** Form body of PUT /v1/media/{id} (multipart or form-urlencoded; documentation). */
+export const MediaChunkForm = Type.Object(
   {
     file: Type.String({
       format: "binary",
@@ -148,6 +148,43 @@ export const MediaChunkBody = Type.Object(
   },
   { title: "MediaChunkInput" },
 );
+
+/**
+ * Request bodies of PUT /v1/media/{id} by content type (documentation; the service checks them):
+ * the chunk's bytes as the whole body, or the chunk form.
+ */
+export const MediaChunkBody = {
+  content: {
+    "application/octet-stream": {
+      schema: Type.String({
+        format: "binary",
+        description:
+          "The chunk's bytes as the whole body, at most 4 MiB (MAX_CHUNK_BYTES); `current_chunk` (and `fingerprint`) go in the query string.",
+      }),
+    },
+    "multipart/form-data": { schema: MediaChunkForm },
+    "application/x-www-form-urlencoded": { schema: MediaChunkForm },
+  },
+};
+
+/** Query of PUT /v1/media/{id}: the chunk's fields when the body is the raw chunk (ignored for forms). */
+export const MediaChunkQuery = Type.Object({
+  current_chunk: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        "With an application/octet-stream body (required then): which chunk the body is, 1..total_chunks; re-sending a chunk replaces it.",
+      examples: [3],
+    }),
+  ),
+  fingerprint: Type.Optional(
+    Type.String({
+      maxLength: 128,
+      description:
+        "With an application/octet-stream body: the fingerprint the upload was started with (optional), as the form field of that name.",
+    }),
+  ),
+});
 
 /** Path parameter of media item routes. */
 export const MediaIdParams = Type.Object({

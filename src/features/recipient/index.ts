@@ -74,7 +74,15 @@ export function createRecipientFeature(deps: {
 }
 
 // The page kit other recipient-facing pages (container sessions) are built from.
-export { CHUNK_BODY_LIMIT, ChunkBody, presentUpload, UploadFile, UploadList } from "./pull.pages.js";
+export {
+  CHUNK_BODY_LIMIT,
+  ChunkBodies,
+  ChunkBody,
+  presentUpload,
+  RawChunkQuery,
+  UploadFile,
+  UploadList,
+} from "./pull.pages.js";
 export {
   type FileView,
   formatBytes,

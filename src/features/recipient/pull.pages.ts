@@ -2,6 +2,7 @@ import { Type } from "typebox";
 import { errorResponses } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
+import { registerRawBodyParser } from "../media/index.js";
 import type { MediaRow, RecipientContext } from "./recipient.service.js";
 import { htmlResponse, IdentifierParams, pagePath } from "./recipient-http.js";
 import { type LinkRequest, pageCaller } from "./recipient-session.js";
@@ -54,6 +55,32 @@ export const ChunkBody = Type.Object({
     description: "The chunk's bytes (at most 4 MiB), after the other fields.",
   }),
 });
+
+/** Query of a later chunk sent as the raw body (ignored for multipart; ADR 0041). */
+export const RawChunkQuery = Type.Object({
+  current_chunk: Type.Optional(
+    Type.Integer({ minimum: 1, description: "With an application/octet-stream body: the chunk's number." }),
+  ),
+  fingerprint: Type.Optional(
+    Type.String({
+      maxLength: 128,
+      description: "With an application/octet-stream body: the upload's fingerprint.",
+    }),
+  ),
+});
+
+/** Request bodies of a later chunk by content type: the raw bytes, or the multipart form. */
+export const ChunkBodies = {
+  content: {
+    "application/octet-stream": {
+      schema: Type.String({
+        format: "binary",
+        description: "The chunk's bytes; `current_chunk` and `fingerprint` in the query string.",
+      }),
+    },
+    "multipart/form-data": { schema: ChunkBody },
+  },
+};
 
 const jsonErrors = errorResponses(400, 403, 404, 409, 413, 422, 429);
 
@@ -194,32 +221,38 @@ export async function registerPullUploads(app: Router, deps: PageDeps): Promise<
     },
   );
 
-  app.put(
-    "/r/:identifier/uploads/:mediaId",
-    {
-      config: { public: true },
-      bodyLimit: CHUNK_BODY_LIMIT,
-      validatorCompiler: () => () => true,
-      schema: {
-        operationId: "putRecipientUploadChunk",
-        tags: ["recipient"],
-        summary: "Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token)",
-        consumes: ["multipart/form-data"],
-        params: Type.Object({ identifier: Type.String(), mediaId: Type.String() }),
-        body: ChunkBody,
-        response: { 200: UploadFile, ...jsonErrors },
+  // Its own scope: only this route takes application/octet-stream bodies (ADR 0041).
+  await app.register(async (scope: Router) => {
+    registerRawBodyParser(scope);
+    scope.put(
+      "/r/:identifier/uploads/:mediaId",
+      {
+        config: { public: true },
+        bodyLimit: CHUNK_BODY_LIMIT,
+        validatorCompiler: () => () => true,
+        schema: {
+          operationId: "putRecipientUploadChunk",
+          tags: ["recipient"],
+          summary:
+            "Send (or re-send) one chunk of a recipient upload (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token)",
+          consumes: ["application/octet-stream", "multipart/form-data"],
+          params: Type.Object({ identifier: Type.String(), mediaId: Type.String() }),
+          querystring: RawChunkQuery,
+          body: ChunkBodies,
+          response: { 200: UploadFile, ...jsonErrors },
+        },
       },
-    },
-    async (request) => {
-      const ctx = await authoriseUpload(request);
-      const mediaId = Number(request.params.mediaId);
-      if (!Number.isSafeInteger(mediaId) || mediaId < 1)
-        throw new AppError("RESOURCE_NOT_FOUND", "Not found.");
-      const pieces = uploadPieces(request, recipient.uploadRules(ctx), false);
-      await recipient.media.putChunk(ctx.request.id, mediaId, pieces, pageCaller(request));
-      return uploadState(ctx, mediaId);
-    },
-  );
+      async (request) => {
+        const ctx = await authoriseUpload(request);
+        const mediaId = Number(request.params.mediaId);
+        if (!Number.isSafeInteger(mediaId) || mediaId < 1)
+          throw new AppError("RESOURCE_NOT_FOUND", "Not found.");
+        const pieces = uploadPieces(request, recipient.uploadRules(ctx), false);
+        await recipient.media.putChunk(ctx.request.id, mediaId, pieces, pageCaller(request));
+        return uploadState(ctx, mediaId);
+      },
+    );
+  });
 
   app.delete(
     "/r/:identifier/uploads/:mediaId",

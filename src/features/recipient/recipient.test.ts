@@ -613,6 +613,34 @@ describe("resuming an upload: the same file only", () => {
     ]);
   });
 
+  it("takes later chunks as raw bodies with their fields in the query string, as the page sends them", async () => {
+    const { b } = await openPull();
+    const mediaId = (await b.chunk("POST", firstFields(), chunkBytes(1))).json().id as number;
+    const raw = (query: string, bytes: Buffer | undefined, type = "application/octet-stream") =>
+      t.app.inject({
+        method: "PUT",
+        url: `${b.base}uploads/${mediaId}?${query}`,
+        headers: { ...b.header(), "x-csrf-token": b.csrf, "content-type": type },
+        ...(bytes ? { payload: bytes } : {}),
+      });
+    const other = await raw("current_chunk=3&fingerprint=0000000000000000000000000000000b", chunkBytes(3));
+    expect(other.statusCode).toBe(409);
+    expect((await raw("current_chunk=3", Buffer.alloc(CHUNK + 1))).statusCode).toBe(413);
+    expect((await raw("current_chunk=3", chunkBytes(3), "text/plain")).statusCode).toBe(415);
+    expect((await raw("", chunkBytes(3))).json()).toEqual({ current_chunk: ["This field is required."] });
+    const third = await raw(`current_chunk=3&fingerprint=${PRINT}`, chunkBytes(3));
+    expect(third.statusCode, third.body).toBe(200);
+    expect(third.json()).toMatchObject({ received_chunks: [1, 3], state: "uploading" });
+    const done = await raw(`current_chunk=2&fingerprint=${PRINT}`, chunkBytes(2));
+    expect(done.json()).toMatchObject({ state: "available", bytes: FILE.length });
+    const dl = await t.app.inject({
+      method: "GET",
+      url: `/v1/media/${mediaId}/download`,
+      headers: owner.headers,
+    });
+    expect(dl.rawPayload.equals(FILE)).toBe(true);
+  });
+
   it("refuses the chunk that makes the file differ from its declared size (422) and keeps the others", async () => {
     const { b } = await openPull();
     const mediaId = (await b.chunk("POST", firstFields(), chunkBytes(1))).json().id as number;

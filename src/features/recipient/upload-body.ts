@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
+import { rawChunkParts } from "../media/index.js";
 import type { UploadPiece } from "./recipient.service.js";
 import type { UploadRules } from "./views/pages.js";
 
@@ -35,15 +36,30 @@ function checkFirstChunk(fields: Record<string, string>, rules: UploadRules): vo
  * first chunk arrives, the fields before it are checked against the request's rules (declared size,
  * chunk count, extension) so a file the page should have refused is stopped before its bytes are
  * stored. A first chunk's `size` becomes the media's declared size (`total_bytes`), so the upload
- * completes only at that size; `fingerprint` goes through as sent (ADR 0022).
+ * completes only at that size; `fingerprint` goes through as sent (ADR 0022). A later chunk may
+ * instead be the raw application/octet-stream body, its fields in the query string (ADR 0041).
  */
 export async function* uploadPieces(
   request: FastifyRequest,
   rules: UploadRules,
   first: boolean,
 ): AsyncGenerator<UploadPiece> {
+  const raw = first ? undefined : rawChunkParts(request);
+  if (raw) {
+    // A later chunk as the raw body (ADR 0041): a declared length over the page's chunk size is
+    // refused before any byte is read; the media service's meter stops a longer stream.
+    if (Number(request.headers["content-length"] ?? "0") > rules.chunkBytes)
+      throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+    yield* raw;
+    return;
+  }
   if (!request.isMultipart())
-    throw new AppError("UNSUPPORTED_MEDIA_TYPE", "Send chunks as multipart/form-data.");
+    throw new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      first
+        ? "Send chunks as multipart/form-data."
+        : "Send chunks as multipart/form-data or application/octet-stream.",
+    );
   const fields: Record<string, string> = {};
   try {
     for await (const part of request.parts({ limits: { fileSize: rules.chunkBytes, files: 1 } })) {

@@ -5,13 +5,15 @@ import { AppError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
 import { longCache } from "../../web/security-headers.js";
 import type { SessionFeatureView } from "../containers/index.js";
-import { type CallMeta, type MediaService, sendDownload } from "../media/index.js";
+import { type CallMeta, type MediaService, registerRawBodyParser, sendDownload } from "../media/index.js";
 import {
   CHUNK_BODY_LIMIT,
+  ChunkBodies,
   ChunkBody,
   htmlResponse,
   pageCaller,
   presentUpload,
+  RawChunkQuery,
   UploadFile,
   UploadList,
   uploadPieces,
@@ -237,35 +239,40 @@ export async function registerSessionFiles(
     },
   );
 
-  app.put(
-    "/s/:token/features/:featureId/uploads/:mediaId",
-    {
-      config: { public: true },
-      bodyLimit: CHUNK_BODY_LIMIT,
-      validatorCompiler: () => () => true,
-      schema: {
-        operationId: "putSessionUploadChunk",
-        tags,
-        summary:
-          "Send (or re-send) one chunk of an upload to a pull feature (multipart; header X-CSRF-Token)",
-        consumes: ["multipart/form-data"],
-        params: Type.Object({ token: Type.String(), featureId: Type.String(), mediaId: Type.String() }),
-        body: ChunkBody,
-        response: { 200: UploadFile, ...jsonErrors },
+  // Its own scope: only this route takes application/octet-stream bodies (ADR 0041).
+  await app.register(async (scope: Router) => {
+    registerRawBodyParser(scope);
+    scope.put(
+      "/s/:token/features/:featureId/uploads/:mediaId",
+      {
+        config: { public: true },
+        bodyLimit: CHUNK_BODY_LIMIT,
+        validatorCompiler: () => () => true,
+        schema: {
+          operationId: "putSessionUploadChunk",
+          tags,
+          summary:
+            "Send (or re-send) one chunk of an upload to a pull feature (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token)",
+          consumes: ["application/octet-stream", "multipart/form-data"],
+          params: Type.Object({ token: Type.String(), featureId: Type.String(), mediaId: Type.String() }),
+          querystring: RawChunkQuery,
+          body: ChunkBodies,
+          response: { 200: UploadFile, ...jsonErrors },
+        },
       },
-    },
-    async (request) => {
-      const featureId = positiveId(request.params.featureId);
-      const mediaId = positiveId(request.params.mediaId);
-      const { page, feature } = await uploadFeature(request, request.params.token, featureId);
-      const pieces = uploadPieces(request, uploadRulesOf(feature, limits), false);
-      await media.recipientPutChunk(page.session.container.id, mediaId, pieces, meta(request), {
-        featureId,
-        recipientId: page.session.recipient.id,
-      });
-      return uploadState(page, featureId, mediaId);
-    },
-  );
+      async (request) => {
+        const featureId = positiveId(request.params.featureId);
+        const mediaId = positiveId(request.params.mediaId);
+        const { page, feature } = await uploadFeature(request, request.params.token, featureId);
+        const pieces = uploadPieces(request, uploadRulesOf(feature, limits), false);
+        await media.recipientPutChunk(page.session.container.id, mediaId, pieces, meta(request), {
+          featureId,
+          recipientId: page.session.recipient.id,
+        });
+        return uploadState(page, featureId, mediaId);
+      },
+    );
+  });
 
   app.delete(
     "/s/:token/features/:featureId/uploads/:mediaId",

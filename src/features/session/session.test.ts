@@ -428,6 +428,33 @@ describe("uploads and submit", () => {
     expect(foreign.statusCode).toBe(404);
   });
 
+  it("takes later chunks as raw bodies with current_chunk in the query string, as the page sends them", async () => {
+    const { pull, ana, ben } = await p2Session();
+    const { b } = await open(ana);
+    const data = Buffer.from(Array.from({ length: 2 * CHUNK + 9 }, (_, i) => i % 253));
+    const first = await b.chunk(
+      "POST",
+      `features/${pull.id}/uploads`,
+      { name: "raw.pdf", size: String(data.length), total_chunks: "3", current_chunk: "1" },
+      data.subarray(0, CHUNK),
+    );
+    expect(first.statusCode, first.body).toBe(201);
+    const id = first.json().id as number;
+    const raw = (who: PageBrowser, n: number) =>
+      h.t.app.inject({
+        method: "PUT",
+        url: `${who.base}features/${pull.id}/uploads/${id}?current_chunk=${n}`,
+        headers: { ...who.header(), "x-csrf-token": who.csrf, "content-type": "application/octet-stream" },
+        payload: data.subarray((n - 1) * CHUNK, n * CHUNK),
+      });
+    const other = await open(ben);
+    expect((await raw(other.b, 3)).statusCode).toBe(404);
+    expect((await raw(b, 3)).json()).toMatchObject({ received_chunks: [1, 3], state: "uploading" });
+    const done = await raw(b, 2);
+    expect(done.statusCode, done.body).toBe(200);
+    expect(done.json()).toMatchObject({ state: "available", bytes: data.length });
+  });
+
   it("removes the recipient's own file before Submit, finished or not, with its stored parts", async () => {
     const { pull, ana, ben } = await p2Session();
     const { b } = await open(ana);

@@ -596,18 +596,24 @@ export class Uploader {
       if (item.received.has(n)) continue;
       const start = (n - 1) * this.options.chunkBytes;
       const blob = item.file.slice(start, start + this.options.chunkBytes);
-      const form = new FormData();
+      let answer: ServerUpload;
       if (item.mediaId === undefined) {
+        const form = new FormData();
         form.append("name", item.file.name);
         form.append("content_type", item.file.type || "application/octet-stream");
         form.append("size", String(item.file.size));
         form.append("total_chunks", String(item.totalChunks));
+        if (item.fingerprint !== undefined) form.append("fingerprint", item.fingerprint);
+        form.append("current_chunk", String(n));
+        form.append("file", blob, item.file.name);
+        answer = await this.send(item, "POST", form);
+      } else {
+        // Later chunks are the raw body, their fields in the query string (ADR 0041); the
+        // fingerprint goes with every chunk, so the server refuses it for any upload but this file's.
+        const query = new URLSearchParams({ current_chunk: String(n) });
+        if (item.fingerprint !== undefined) query.set("fingerprint", item.fingerprint);
+        answer = await this.send(item, "PUT", blob, query);
       }
-      // On every chunk, so the server refuses it for any upload but this file's.
-      if (item.fingerprint !== undefined) form.append("fingerprint", item.fingerprint);
-      form.append("current_chunk", String(n));
-      form.append("file", blob, item.file.name);
-      const answer = await this.send(item, item.mediaId === undefined ? "POST" : "PUT", form);
       if ((item.status as Status) === "removed") return;
       if (this.retries > 0) this.announce(t("client.connectionRestored", { name: item.file.name }));
       this.retries = 0;
@@ -620,12 +626,19 @@ export class Uploader {
     }
   }
 
-  private send(item: Item, method: "POST" | "PUT", form: FormData): Promise<ServerUpload> {
+  /** Sends a first chunk's form by POST, or a later chunk's bytes by PUT with `query`. */
+  private send(
+    item: Item,
+    method: "POST" | "PUT",
+    body: FormData | Blob,
+    query?: URLSearchParams,
+  ): Promise<ServerUpload> {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       this.current = xhr;
       item.xhr = xhr;
-      xhr.open(method, method === "POST" ? this.base : `${this.base}/${item.mediaId}`);
+      xhr.open(method, method === "POST" ? this.base : `${this.base}/${item.mediaId}?${query}`);
+      if (!(body instanceof FormData)) xhr.setRequestHeader("content-type", "application/octet-stream");
       xhr.setRequestHeader("x-csrf-token", this.options.csrf);
       xhr.setRequestHeader("accept", "application/json");
       xhr.upload.onprogress = (e) => {
@@ -648,7 +661,7 @@ export class Uploader {
         item.xhr = undefined;
         reject(new HttpError(0, "aborted"));
       };
-      xhr.send(form);
+      xhr.send(body);
     });
   }
 }

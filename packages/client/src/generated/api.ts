@@ -62,7 +62,7 @@ export const operationMeta = {
   sandboxCompleteRequest: { method: "POST", path: "/v1/sandbox/request/{id}/complete/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
   uploadMedia: { method: "POST", path: "/v1/media/", pathParams: [], query: [], body: "form", auth: true, raw: false },
   listMedia: { method: "GET", path: "/v1/media/", pathParams: [], query: ["page","page_size","request"], body: "none", auth: true, raw: false },
-  uploadMediaChunk: { method: "PUT", path: "/v1/media/{id}/", pathParams: ["id"], query: [], body: "form", auth: true, raw: false },
+  uploadMediaChunk: { method: "PUT", path: "/v1/media/{id}/", pathParams: ["id"], query: ["current_chunk","fingerprint"], body: "form", auth: true, raw: false },
   getMedia: { method: "GET", path: "/v1/media/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   deleteMedia: { method: "DELETE", path: "/v1/media/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   downloadMedia: { method: "GET", path: "/v1/media/{id}/download", pathParams: ["id"], query: [], body: "none", auth: true, raw: true },
@@ -419,7 +419,7 @@ export class FerryApi extends FerryCore {
   }
 
   /** Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it (`PUT /v1/media/{id}/`). */
-  uploadMediaChunk(args: operations["uploadMediaChunk"]["parameters"]["path"] & { body: FormBody }, options?: CallOptions): Promise<Success<operations["uploadMediaChunk"]>> {
+  uploadMediaChunk(args: operations["uploadMediaChunk"]["parameters"]["path"] & NonNullable<operations["uploadMediaChunk"]["parameters"]["query"]> & { body: FormBody }, options?: CallOptions): Promise<Success<operations["uploadMediaChunk"]>> {
     return this.call("uploadMediaChunk", args ?? {}, options) as Promise<Success<operations["uploadMediaChunk"]>>;
   }
 

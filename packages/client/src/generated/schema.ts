@@ -239,7 +239,7 @@ export interface paths {
     post: operations["startRecipientUpload"];
   };
   "/r/{identifier}/uploads/{mediaId}": {
-    /** Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token) */
+    /** Send (or re-send) one chunk of a recipient upload (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
     put: operations["putRecipientUploadChunk"];
     /** Remove one of the recipient's files, finished or not, before Submit (its stored bytes are destroyed; header X-CSRF-Token) */
     delete: operations["deleteRecipientUpload"];
@@ -266,7 +266,7 @@ export interface paths {
     get: operations["getMedia"];
     /**
      * Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it
-     * @description The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
+     * @description Send the chunk either as the whole body (`Content-Type: application/octet-stream`, with `current_chunk` and optionally `fingerprint` in the query string; the cheapest for the server) or as a form (`multipart/form-data` or `application/x-www-form-urlencoded`, with the `MediaChunkInput` fields; the query string is then ignored). The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
      */
     put: operations["uploadMediaChunk"];
     /** Delete a media: its encrypted blobs and data key are destroyed */
@@ -496,7 +496,7 @@ export interface paths {
     post: operations["startSessionUpload"];
   };
   "/s/{token}/features/{featureId}/uploads/{mediaId}": {
-    /** Send (or re-send) one chunk of an upload to a pull feature (multipart; header X-CSRF-Token) */
+    /** Send (or re-send) one chunk of an upload to a pull feature (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
     put: operations["putSessionUploadChunk"];
     /** Remove one of this recipient's files of a pull feature before Submit (its stored bytes are destroyed; header X-CSRF-Token) */
     delete: operations["deleteSessionUpload"];
@@ -5421,9 +5421,15 @@ export interface operations {
       };
     };
   };
-  /** Send (or re-send) one chunk of a recipient upload (multipart; header X-CSRF-Token) */
+  /** Send (or re-send) one chunk of a recipient upload (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
   putRecipientUploadChunk: {
     parameters: {
+      query?: {
+        /** @description With an application/octet-stream body: the chunk's number. */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the upload's fingerprint. */
+        fingerprint?: string;
+      };
       path: {
         identifier: string;
         mediaId: string;
@@ -5431,6 +5437,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": {
           /** @description File name with extension (first chunk only). */
           name?: string;
@@ -5871,10 +5878,19 @@ export interface operations {
   };
   /**
    * Upload one chunk of a chunked upload (at most 4 MiB); re-sending a chunk replaces it
-   * @description The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
+   * @description Send the chunk either as the whole body (`Content-Type: application/octet-stream`, with `current_chunk` and optionally `fingerprint` in the query string; the cheapest for the server) or as a form (`multipart/form-data` or `application/x-www-form-urlencoded`, with the `MediaChunkInput` fields; the query string is then ignored). The media becomes `available` (with `sha256` and `file_checksum`) once every chunk is present. Answers 201 with the Media object.
    */
   uploadMediaChunk: {
     parameters: {
+      query?: {
+        /**
+         * @description With an application/octet-stream body (required then): which chunk the body is, 1..total_chunks; re-sending a chunk replaces it.
+         * @example 3
+         */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the fingerprint the upload was started with (optional), as the form field of that name. */
+        fingerprint?: string;
+      };
       path: {
         /**
          * @description Integer id.
@@ -5885,6 +5901,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": components["schemas"]["MediaChunkInput"];
         "application/x-www-form-urlencoded": components["schemas"]["MediaChunkInput"];
       };
@@ -9579,9 +9596,15 @@ export interface operations {
       };
     };
   };
-  /** Send (or re-send) one chunk of an upload to a pull feature (multipart; header X-CSRF-Token) */
+  /** Send (or re-send) one chunk of an upload to a pull feature (the raw body with ?current_chunk=, or multipart; header X-CSRF-Token) */
   putSessionUploadChunk: {
     parameters: {
+      query?: {
+        /** @description With an application/octet-stream body: the chunk's number. */
+        current_chunk?: number;
+        /** @description With an application/octet-stream body: the upload's fingerprint. */
+        fingerprint?: string;
+      };
       path: {
         token: string;
         featureId: string;
@@ -9590,6 +9613,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        "application/octet-stream": string;
         "multipart/form-data": {
           /** @description File name with extension (first chunk only). */
           name?: string;
