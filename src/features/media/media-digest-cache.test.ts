@@ -134,9 +134,13 @@ describe("DigestCache", () => {
     four!.commit("k4");
     await feed(two, c3);
     two!.commit("k2"); // chunks 3 and 4 are now fed to the digests, off this path
+    expect(cache.hashingInBackground).toBe(1);
     cache.forget(7);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await cache.settled();
+    expect(cache.hashingInBackground).toBe(0);
     expect(cache.heldBytes).toBe(0);
+    // Every block went back to the pool once: chunk 3 filled one, chunk 4 two.
+    expect(cache.pooledBlocks).toBe(3);
     expect(await cache.take(7, ["k1", "k2", "k3", "k4"])).toBeUndefined();
   });
 

@@ -109,6 +109,8 @@ class BlockPool {
  */
 export class DigestCache {
   readonly #entries = new Map<number, Entry>();
+  /** The loops feeding held chunks to the digests, of every entry (dropped ones' too) until they end. */
+  readonly #advancing = new Set<Promise<void>>();
   #heldBytes = 0;
   readonly #blocks: BlockPool;
 
@@ -127,6 +129,16 @@ export class DigestCache {
   /** Free blocks kept for the next held chunks (for tests and diagnostics). */
   get pooledBlocks(): number {
     return this.#blocks.pooled;
+  }
+
+  /** Loops feeding held chunks to the digests off the callers' paths, now (for tests and diagnostics). */
+  get hashingInBackground(): number {
+    return this.#advancing.size;
+  }
+
+  /** Resolves once no held chunk is being fed to the digests off the callers' paths (for tests). */
+  async settled(): Promise<void> {
+    while (this.#advancing.size > 0) await Promise.all(this.#advancing);
   }
 
   /** A lease to hash chunk `chunk` of `mediaId`, or undefined when it cannot be part of the digests. */
@@ -321,6 +333,9 @@ export class DigestCache {
         entry.advancing = undefined;
       }
     })();
+    const running = entry.advancing;
+    this.#advancing.add(running);
+    void running.finally(() => this.#advancing.delete(running));
   }
 
   /**

@@ -118,7 +118,12 @@ class DigestWorkerHost {
   }
 
   drop(id: number): void {
-    if (!this.#routes.delete(id)) return;
+    const route = this.#routes.get(id);
+    if (!route) return;
+    this.#routes.delete(id);
+    // A caller of `update` waiting for room goes on (its later updates are no-ops); no ack would
+    // wake it once the route is gone, and it would hold what it was feeding for good.
+    for (const wake of route.wakers.splice(0)) wake();
     this.#worker?.postMessage({ op: "drop", id });
   }
 
