@@ -17,6 +17,7 @@ const DelaysJob = defineJob<EmptyPayload>("custom.delays");
 const PurgeJob = defineJob<EmptyPayload>("custom.purge");
 const SweepJob = defineJob<EmptyPayload>("custom.sweep");
 const FlowJob = defineJob<{ n: number }>("custom.flow");
+const InTransactionJob = defineJob<EmptyPayload>("custom.in-transaction");
 
 /** Lines of a diagnostic.record file as [event, jobId, pid, ms]. */
 function readRecord(file: string): { event: string; job: number; pid: number; at: number }[] {
@@ -248,6 +249,58 @@ describe("expired leases", () => {
     expect([...ran].sort((a, b) => a - b)).toEqual([0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     const row = await db.selectFrom("jobs").selectAll().where("id", "=", orphan).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ state: "done", attempts: 2 });
+  });
+});
+
+describe("a job completed in its handler's transaction", () => {
+  it("is done exactly when that transaction commits, and retried when it rolls back", async () => {
+    const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    const results: string[] = [];
+    const handler = handleJob(InTransactionJob, async (_payload, job, context) => {
+      await db.transaction().execute(async (trx) => {
+        await context?.complete(trx);
+        if (job.attempts === 1) throw new Error("result not recorded");
+        await trx
+          .insertInto("accounts")
+          .values({
+            email: "in-transaction@example.com",
+            name: "",
+            settings: "{}",
+            created: "x",
+            updated: "x",
+          })
+          .execute();
+      });
+      results.push(`attempt ${job.attempts} recorded`);
+    });
+    const id = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    const w = new Worker(
+      t.ferry.jobs,
+      [handler],
+      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 10 },
+      pino({ level: "silent" }),
+    );
+    await w.start();
+    try {
+      await eventually(
+        async () =>
+          (await db.selectFrom("jobs").select("state").where("id", "=", id).executeTakeFirst())?.state ===
+          "done",
+      );
+    } finally {
+      await w.stop();
+    }
+    expect(results).toEqual(["attempt 2 recorded"]);
+    const row = await db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ state: "done", attempts: 2, locked_until: null });
+    const accounts = await db
+      .selectFrom("accounts")
+      .select("id")
+      .where("email", "=", "in-transaction@example.com")
+      .execute();
+    expect(accounts).toHaveLength(1);
   });
 });
 

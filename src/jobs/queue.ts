@@ -205,10 +205,10 @@ export class JobQueue {
     return Number(res.numUpdatedRows) > 0;
   }
 
-  /** Marks a job done (only if this worker still holds it). */
-  async complete(jobId: number, workerId: string): Promise<void> {
+  /** Marks a job done (only if this worker still holds it), in `ex` when given. */
+  async complete(jobId: number, workerId: string, ex: Executor = this.database.db): Promise<void> {
     const now = toTimestamp(this.clock.now());
-    await this.database.db
+    await ex
       .updateTable("jobs")
       .set({ state: "done", finished_at: now, updated: now, locked_until: null, last_error: null })
       .where("id", "=", jobId)

@@ -143,9 +143,17 @@ export class Worker {
     );
     try {
       if (!handler) throw new PermanentJobError(`No handler for job kind ${job.kind}`);
-      await handler.run(JSON.parse(job.payload), job);
-      if (this.stopped && this.aborted.has(job.id)) return;
-      await this.queue.complete(job.id, this.id);
+      let completed = false;
+      await handler.run(JSON.parse(job.payload), job, {
+        complete: async (ex) => {
+          await this.queue.complete(job.id, this.id, ex);
+          completed = true;
+        },
+      });
+      if (!completed) {
+        if (this.stopped && this.aborted.has(job.id)) return;
+        await this.queue.complete(job.id, this.id);
+      }
       log.debug("job done");
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
