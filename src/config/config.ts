@@ -340,6 +340,11 @@ export const settings = {
     example: "starttls",
     parse: oneOf(["none", "starttls", "tls"] as const, "starttls"),
   },
+  SMTP_MAX_CONNECTIONS: {
+    group: "email",
+    doc: "SMTP connections a process keeps open to SMTP_HOST at once (unset: JOB_CONCURRENCY, so no running job waits for a connection).",
+    parse: (raw: string | undefined) => (raw === undefined || raw === "" ? undefined : int(4, 1, 64)(raw)),
+  },
   SMTP_USER: { group: "email", doc: "SMTP user name (unset: no authentication).", parse: str() },
   SMTP_PASSWORD: { group: "email", doc: "SMTP password.", parse: str() },
   MAIL_FROM: {

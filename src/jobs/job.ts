@@ -1,3 +1,4 @@
+import type { Executor } from "../db/database.js";
 import type { JobRow } from "./queue.js";
 
 /**
@@ -15,18 +16,28 @@ export function defineJob<P extends object>(kind: string): JobKind<P> {
   return { kind };
 }
 
+/** What the worker offers a running job besides its row. */
+export interface JobContext {
+  /**
+   * Marks the job done inside `ex`, the transaction that records the job's result, so the result
+   * and the completion commit together (one write transaction instead of two); the worker then does
+   * not complete the job again. Without it, the worker completes the job when the handler returns.
+   */
+  complete(ex: Executor): Promise<void>;
+}
+
 /** A job kind's handler, as the worker runs it. Handlers must be idempotent: a job may run twice. */
 export interface JobHandler {
   readonly kind: string;
-  run(payload: unknown, job: JobRow): Promise<void>;
+  run(payload: unknown, job: JobRow, context?: JobContext): Promise<void>;
 }
 
 /** Pairs a job kind with its typed handler. */
 export function handleJob<P extends object>(
   job: JobKind<P>,
-  run: (payload: P, job: JobRow) => Promise<void>,
+  run: (payload: P, job: JobRow, context?: JobContext) => Promise<void>,
 ): JobHandler {
-  return { kind: job.kind, run: (payload, row) => run(payload as P, row) };
+  return { kind: job.kind, run: (payload, row, context) => run(payload as P, row, context) };
 }
 
 /** A job kind with nothing in its payload (recurring sweeps and cleanups). */

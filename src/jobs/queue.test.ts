@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from "../../test/helpers/app.js";
 import { DiagnosticRecordJob, diagnosticRecordHandler } from "../../test/helpers/diagnostic-jobs.js";
 import { eventually, type FerryProcess, spawnDiagnosticWorker } from "../../test/helpers/process.js";
 import { buildWorker } from "../app/build-worker.js";
+import { toTimestamp } from "../shared/time.js";
 import { defineJob, type EmptyPayload, handleJob, type JobHandler } from "./job.js";
 import { JobQueue } from "./queue.js";
 import { PermanentJobError, Worker } from "./worker.js";
@@ -15,6 +16,8 @@ const PermanentJob = defineJob<EmptyPayload>("custom.permanent");
 const DelaysJob = defineJob<EmptyPayload>("custom.delays");
 const PurgeJob = defineJob<EmptyPayload>("custom.purge");
 const SweepJob = defineJob<EmptyPayload>("custom.sweep");
+const FlowJob = defineJob<{ n: number }>("custom.flow");
+const InTransactionJob = defineJob<EmptyPayload>("custom.in-transaction");
 
 /** Lines of a diagnostic.record file as [event, jobId, pid, ms]. */
 function readRecord(file: string): { event: string; job: number; pid: number; at: number }[] {
@@ -190,6 +193,114 @@ describe("job retention", () => {
       { id: finishedRecently, state: "queued" },
     ]);
     expect([done, dead].every((id) => !left.some((r) => r.id === id))).toBe(true);
+  });
+});
+
+describe("expired leases", () => {
+  it("are taken over by a worker busy with a flow of new jobs; a claim may leave them for later", async () => {
+    const t = await createTestApp();
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    const queue = t.ferry.jobs;
+    // A job whose worker died: still "running", its lease ended a minute ago.
+    const orphanOf = async (n: number) => {
+      const id = await queue.enqueue(db, FlowJob, { n });
+      await db
+        .updateTable("jobs")
+        .set({
+          state: "running",
+          attempts: 1,
+          locked_by: "dead-worker",
+          locked_until: toTimestamp(new Date(t.clock.now().getTime() - 60_000)),
+        })
+        .where("id", "=", id)
+        .execute();
+      return id;
+    };
+    const orphan = await orphanOf(0);
+    const fresh = await queue.enqueue(db, FlowJob, { n: 1 });
+    const skipping = await queue.claim("w-skip", 5, 60_000, ["custom.flow"], { expired: false });
+    expect(skipping.map((j) => j.id)).toEqual([fresh]);
+    await queue.complete(fresh, "w-skip");
+
+    const ran: number[] = [];
+    const handler = handleJob(FlowJob, async ({ n }) => {
+      ran.push(n);
+    });
+    const w = new Worker(
+      queue,
+      [handler],
+      { concurrency: 2, leaseMs: 60_000, pollIntervalMs: 50 },
+      pino({ level: "silent" }),
+    );
+    await w.start();
+    try {
+      await eventually(() => ran.includes(0));
+      // A worker dies after this one started; jobs keep coming meanwhile: every one runs once.
+      const late = await orphanOf(12);
+      for (let n = 2; n < 12; n++) await queue.enqueue(db, FlowJob, { n });
+      await eventually(() => ran.length === 12);
+      expect(
+        (await db.selectFrom("jobs").select("state").where("id", "=", late).executeTakeFirst())?.state,
+      ).toBe("done");
+    } finally {
+      await w.stop();
+    }
+    expect([...ran].sort((a, b) => a - b)).toEqual([0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const row = await db.selectFrom("jobs").selectAll().where("id", "=", orphan).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ state: "done", attempts: 2 });
+  });
+});
+
+describe("a job completed in its handler's transaction", () => {
+  it("is done exactly when that transaction commits, and retried when it rolls back", async () => {
+    const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    const results: string[] = [];
+    const handler = handleJob(InTransactionJob, async (_payload, job, context) => {
+      await db.transaction().execute(async (trx) => {
+        await context?.complete(trx);
+        if (job.attempts === 1) throw new Error("result not recorded");
+        await trx
+          .insertInto("accounts")
+          .values({
+            email: "in-transaction@example.com",
+            name: "",
+            settings: "{}",
+            created: "x",
+            updated: "x",
+          })
+          .execute();
+      });
+      results.push(`attempt ${job.attempts} recorded`);
+    });
+    const id = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    const w = new Worker(
+      t.ferry.jobs,
+      [handler],
+      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 10 },
+      pino({ level: "silent" }),
+    );
+    await w.start();
+    try {
+      await eventually(
+        async () =>
+          (await db.selectFrom("jobs").select("state").where("id", "=", id).executeTakeFirst())?.state ===
+          "done",
+      );
+    } finally {
+      await w.stop();
+    }
+    expect(results).toEqual(["attempt 2 recorded"]);
+    const row = await db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ state: "done", attempts: 2, locked_until: null });
+    const accounts = await db
+      .selectFrom("accounts")
+      .select("id")
+      .where("email", "=", "in-transaction@example.com")
+      .execute();
+    expect(accounts).toHaveLength(1);
   });
 });
 

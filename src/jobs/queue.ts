@@ -114,23 +114,24 @@ export class JobQueue {
    * Claims up to `limit` runnable jobs for `workerId`: queued jobs that are due, and running jobs
    * whose lease expired (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so workers never
    * take the same job; SQLite serialises writers, so the single UPDATE is atomic there.
+   * `expired: false` skips the expired leases (a worker looks for them once per poll interval).
    */
-  async claim(workerId: string, limit: number, leaseMs: number, kinds?: string[]): Promise<JobRow[]> {
+  async claim(
+    workerId: string,
+    limit: number,
+    leaseMs: number,
+    kinds?: string[],
+    options: { expired?: boolean } = {},
+  ): Promise<JobRow[]> {
     const now = this.clock.now();
     const nowTs = toTimestamp(now);
     const leaseUntil = toTimestamp(new Date(now.getTime() + leaseMs));
     // Two index range scans instead of one sorted OR: jobs whose worker died first (rare), then
     // due jobs in run_at order. Each pick is claimed by its own UPDATE so SKIP LOCKED applies.
-    const expired = await this.claimWhere(
-      workerId,
-      limit,
-      leaseUntil,
-      nowTs,
-      kinds,
-      "running",
-      "locked_until",
-      "<",
-    );
+    const expired =
+      options.expired === false
+        ? []
+        : await this.claimWhere(workerId, limit, leaseUntil, nowTs, kinds, "running", "locked_until", "<");
     if (expired.length >= limit) return expired;
     const due = await this.claimWhere(
       workerId,
@@ -204,10 +205,10 @@ export class JobQueue {
     return Number(res.numUpdatedRows) > 0;
   }
 
-  /** Marks a job done (only if this worker still holds it). */
-  async complete(jobId: number, workerId: string): Promise<void> {
+  /** Marks a job done (only if this worker still holds it), in `ex` when given. */
+  async complete(jobId: number, workerId: string, ex: Executor = this.database.db): Promise<void> {
     const now = toTimestamp(this.clock.now());
-    await this.database.db
+    await ex
       .updateTable("jobs")
       .set({ state: "done", finished_at: now, updated: now, locked_until: null, last_error: null })
       .where("id", "=", jobId)

@@ -35,6 +35,7 @@ export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomId(4)}`;
   private readonly running = new Map<number, Promise<void>>();
   private readonly handlers = new Map<string, JobHandler>();
+  private readonly kinds: string[];
   private stopped = true;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -53,6 +54,7 @@ export class Worker {
       if (this.handlers.has(handler.kind)) throw new Error(`Two handlers for job kind ${handler.kind}`);
       this.handlers.set(handler.kind, handler);
     }
+    this.kinds = [...this.handlers.keys()];
   }
 
   /** Starts the claim loop (and the PostgreSQL listener). */
@@ -84,6 +86,7 @@ export class Worker {
   }
 
   private lastPurge = 0;
+  private lastExpiredScan = 0;
 
   private purgeIfDue(): void {
     const retention = this.options.retentionMs;
@@ -103,7 +106,11 @@ export class Worker {
       let claimed: JobRow[] = [];
       if (free > 0) {
         try {
-          claimed = await this.queue.claim(this.id, free, this.options.leaseMs, [...this.handlers.keys()]);
+          // Expired leases (a worker died) are rare and wait a lease anyway: looking for them once
+          // per poll interval, not at every claim, spares a statement per job while jobs flow.
+          const expired = Date.now() - this.lastExpiredScan >= this.options.pollIntervalMs;
+          if (expired) this.lastExpiredScan = Date.now();
+          claimed = await this.queue.claim(this.id, free, this.options.leaseMs, this.kinds, { expired });
         } catch (err) {
           this.logger.error({ err: (err as Error).message }, "job claim failed");
         }
@@ -136,9 +143,17 @@ export class Worker {
     );
     try {
       if (!handler) throw new PermanentJobError(`No handler for job kind ${job.kind}`);
-      await handler.run(JSON.parse(job.payload), job);
-      if (this.stopped && this.aborted.has(job.id)) return;
-      await this.queue.complete(job.id, this.id);
+      let completed = false;
+      await handler.run(JSON.parse(job.payload), job, {
+        complete: async (ex) => {
+          await this.queue.complete(job.id, this.id, ex);
+          completed = true;
+        },
+      });
+      if (!completed) {
+        if (this.stopped && this.aborted.has(job.id)) return;
+        await this.queue.complete(job.id, this.id);
+      }
       log.debug("job done");
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

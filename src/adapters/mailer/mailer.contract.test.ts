@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSmtpServer, type TestSmtpServer } from "../../../test/helpers/smtp.js";
+import { loadConfig } from "../../config/config.js";
 import { CaptureMailer } from "./capture-mailer.js";
 import type { CapturedMessage } from "./capture-sink.js";
-import { DeliveryError, type Mailer, type OutgoingEmail } from "./mailer.js";
+import { DeliveryError, type Mailer, type OutgoingEmail, smtpSettingsFromConfig } from "./mailer.js";
 import { SmtpMailer } from "./smtp-mailer.js";
 
 /** What a test can read back from where an implementation put the message. */
@@ -100,5 +101,18 @@ describe("SMTP mailer failures", () => {
       server.setMode("accept");
       await mailer.close();
     }
+  });
+});
+
+describe("the deployment's SMTP connection pool", () => {
+  it("has a connection per job the worker runs at once, unless SMTP_MAX_CONNECTIONS sets it", () => {
+    const smtp = { SMTP_HOST: "smtp.example.com" };
+    expect(smtpSettingsFromConfig(loadConfig(smtp)).maxConnections).toBe(4);
+    expect(smtpSettingsFromConfig(loadConfig({ ...smtp, JOB_CONCURRENCY: "8" })).maxConnections).toBe(8);
+    expect(
+      smtpSettingsFromConfig(loadConfig({ ...smtp, JOB_CONCURRENCY: "8", SMTP_MAX_CONNECTIONS: "2" }))
+        .maxConnections,
+    ).toBe(2);
+    expect(() => loadConfig({ ...smtp, SMTP_MAX_CONNECTIONS: "0" })).toThrow(/SMTP_MAX_CONNECTIONS/);
   });
 });

@@ -63,6 +63,8 @@ export interface SmtpSettings {
   dkim?: { domainName: string; keySelector: string; privateKey: string } | undefined;
   /** TLS server name when `host` is a resolved address (custom SMTP settings). */
   servername?: string | undefined;
+  /** Pooled connections open at once (default 4). */
+  maxConnections?: number | undefined;
 }
 
 /** The deployment's mailer: SMTP when SMTP_HOST is set, the capture mailer otherwise. */
@@ -102,6 +104,9 @@ export function smtpSettingsFromConfig(config: Config): SmtpSettings {
     user: config.SMTP_USER,
     password: config.SMTP_PASSWORD,
     dkim,
+    // One connection per job the worker runs at once: with fewer, sending jobs queue for a
+    // connection while the others wait on the server's replies (ADR 0042).
+    maxConnections: config.SMTP_MAX_CONNECTIONS ?? config.JOB_CONCURRENCY,
   };
 }
 

@@ -19,7 +19,7 @@ export class SmtpMailer implements Mailer {
     const { createTransport } = createRequire(import.meta.url)("nodemailer") as typeof import("nodemailer");
     this.transport = createTransport({
       pool: true,
-      maxConnections: 4,
+      maxConnections: settings.maxConnections ?? 4,
       host: settings.host,
       port: settings.port,
       secure: settings.tls === "tls",

@@ -53,8 +53,12 @@ export interface CallbackEventInput {
   accountId: number;
   requestId: number;
   type: CallbackEventType;
-  /** The complete nested event, e.g. `{ type: "request_complete", request: {...} }`; ids integers. */
-  body: Record<string, unknown>;
+  /**
+   * The complete nested event, e.g. `{ type: "request_complete", request: {...} }`; ids integers. A
+   * function is called (in the same transaction) only when the request has a callback URL, so an
+   * event nobody receives never loads what its body names.
+   */
+  body: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
 }
 
 /** A delivery with its event body and attempts (`GET /v1/callback/{id}/`). */
@@ -111,7 +115,10 @@ export class CallbackService {
     const url = await this.subjects.callbackUrl(trx, input.accountId, input.requestId);
     if (!url) return undefined;
     const now = toTimestamp(this.clock.now());
-    const body = { ...input.body, type: input.type };
+    const body = {
+      ...(typeof input.body === "function" ? await input.body() : input.body),
+      type: input.type,
+    };
     const eventId = await insertEvent(trx, {
       accountId: input.accountId,
       requestId: input.requestId,

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import { DeliveryError, type SendResult } from "../../adapters/mailer/mailer.js";
 import type { SmsSender } from "../../adapters/sms/sms-sender.js";
-import type { Database } from "../../db/database.js";
+import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
 import { normaliseE164 } from "../../shared/validation.js";
@@ -26,6 +26,8 @@ import { openSecret, type Sealed } from "./secret-box.js";
 export interface AttemptInfo {
   attempts: number;
   maxAttempts: number;
+  /** Marks the job done inside the outcome's transaction (the worker's JobContext.complete). */
+  complete?: (ex: Executor) => Promise<void>;
 }
 
 /**
@@ -76,18 +78,21 @@ export class NotificationDelivery {
       }
       if (permanent || attempt.attempts >= attempt.maxAttempts) {
         const final = permanent ? message : `Gave up after ${attempt.attempts} attempts: ${message}`;
-        await this.finish(n, { status: "failed", error: final, attempts: attempt.attempts, messageId: null });
+        await this.finish(
+          n,
+          { status: "failed", error: final, attempts: attempt.attempts, messageId: null },
+          attempt.complete,
+        );
         return;
       }
       await recordAttempt(db, n.id, attempt.attempts, message, toTimestamp(this.deps.clock.now()));
       throw err;
     }
-    await this.finish(n, {
-      status: "sent",
-      error: null,
-      attempts: attempt.attempts,
-      messageId: sent.messageId,
-    });
+    await this.finish(
+      n,
+      { status: "sent", error: null, attempts: attempt.attempts, messageId: sent.messageId },
+      attempt.complete,
+    );
   }
 
   /** Records the email open of the pixel `token` once (ABD-0010); unknown tokens are ignored. */
@@ -172,9 +177,12 @@ export class NotificationDelivery {
   private async finish(
     n: NotificationRow,
     outcome: { status: "sent" | "failed"; error: string | null; attempts: number; messageId: string | null },
+    completeJob?: (ex: Executor) => Promise<void>,
   ): Promise<void> {
     const now = toTimestamp(this.deps.clock.now());
     await this.deps.database.db.transaction().execute(async (trx) => {
+      // The job is done exactly when its outcome commits.
+      await completeJob?.(trx);
       const row = await recordOutcome(trx, n.id, {
         status: outcome.status,
         error: outcome.error,

@@ -132,10 +132,11 @@ export function createNotificationsFeature(deps: {
     service,
     routes: [notificationsRoutes({ ...service, config })],
     jobs: [
-      handleJob(DeliverNotificationJob, (payload, job) =>
+      handleJob(DeliverNotificationJob, (payload, job, context) =>
         service.delivery.deliver(payload.notification_id, {
           attempts: job.attempts,
           maxAttempts: job.max_attempts,
+          ...(context ? { complete: context.complete } : {}),
         }),
       ),
       handleJob(DirectMessageJob, async (payload) => {

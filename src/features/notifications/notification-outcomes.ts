@@ -29,20 +29,20 @@ export class NotificationOutcomes {
    * body names the Request object, or what the notification's sender put in its event context.
    */
   async emit(trx: Executor, row: NotificationRow, status: boolean, message: string): Promise<void> {
-    const subject = row.event_context
-      ? (JSON.parse(row.event_context) as Record<string, unknown>)
-      : { request: await this.requests.getRequestView(trx, row.account_id, row.request_id) };
     await this.callbacks.emitCallbackEvent(trx, {
       accountId: row.account_id,
       requestId: row.request_id,
       type: "contact_notification_send",
-      body: {
+      // Built only when the request has a callback URL: the Request view is the costliest read of an outcome.
+      body: async () => ({
         type: "contact_notification_send",
         message,
         status,
         notification: presentNotification(row),
-        ...subject,
-      },
+        ...(row.event_context
+          ? (JSON.parse(row.event_context) as Record<string, unknown>)
+          : { request: await this.requests.getRequestView(trx, row.account_id, row.request_id) }),
+      }),
     });
   }
 }

@@ -187,6 +187,20 @@ describe("send_notification with the capture transports (sandbox)", () => {
     expect((await outbox("?to=again@example.com")).count).toBe(2);
   });
 
+  it("delivers a request without a callback URL and records its outcome, with no callback event", async () => {
+    const { t, owner } = h;
+    const req = await notifiableRequest(t, owner, [["email", "no-callback@example.com"]], {
+      callback_url: null,
+    });
+    expect(req.callback_url).toBeNull();
+    const sent = await sendNotification(t, owner, req.id);
+    await runNotificationJobs(t);
+    expect((await outbox("?to=no-callback@example.com")).count).toBe(1);
+    const n = await notificationRow(t, sent.body.contact_notification_send[0].id);
+    expect(n).toMatchObject({ status: "sent", was_sent: 1, error: null, attempts: 1 });
+    expect(await callbackEvents(t, req.id)).toEqual([]);
+  });
+
   it("lists an invalid stored phone number under failed, with a failed callback event", async () => {
     const { t, owner } = h;
     const req = await notifiableRequest(t, owner, {
