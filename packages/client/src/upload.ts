@@ -1,5 +1,5 @@
 import type { RawRequest } from "./core.js";
-import { FerryError, FerryIntegrityError } from "./errors.js";
+import { FerryApiError, FerryError, FerryIntegrityError } from "./errors.js";
 import type { components } from "./generated/schema.js";
 import { createSha256, sha256Hex } from "./hash.js";
 import { ProgressMeter, type TransferProgress } from "./progress.js";
@@ -391,8 +391,32 @@ export async function uploadFile(
     }
     const mediaId = media.id;
     // Chunks after the first are sent as raw bodies (ADR 0041): the server streams them without
-    // parsing a form.
+    // parsing a form. A server from before raw bodies answers 415 to one: that chunk and the rest go
+    // as multipart forms.
     const chunkQuery = `fingerprint=${encodeURIComponent(fingerprint)}`;
+    let rawBodies = true;
+    const putChunk = async (
+      index: number,
+      body: Uint8Array<ArrayBuffer>,
+      contentType: string,
+      raw: boolean,
+    ) =>
+      host.send({
+        method: "PUT",
+        path: raw ? `/v1/media/${mediaId}?current_chunk=${index}&${chunkQuery}` : `/v1/media/${mediaId}`,
+        headers: { "content-type": contentType },
+        body: () => body,
+        signal,
+        operation: "uploadMediaChunk",
+      });
+    const putChunkAsForm = async (index: number, bytes: Uint8Array) => {
+      const form = multipart({ current_chunk: index, ...common }, file.name, bytes);
+      try {
+        return await putChunk(index, form.body, form.contentType, false);
+      } finally {
+        form.release();
+      }
+    };
     const sendChunk = async (index: number, bytes: Uint8Array) => {
       const chunk = bodies.get(index) ?? {
         // Chunks come from `allocate` or `new Uint8Array`: backed by an ArrayBuffer.
@@ -402,14 +426,18 @@ export async function uploadFile(
       };
       bodies.delete(index);
       try {
-        const res = await host.send({
-          method: "PUT",
-          path: `/v1/media/${mediaId}?current_chunk=${index}&${chunkQuery}`,
-          headers: { "content-type": chunk.contentType },
-          body: () => chunk.body,
-          signal,
-          operation: "uploadMediaChunk",
-        });
+        let res: Response;
+        if (!rawBodies) {
+          res = await putChunkAsForm(index, bytes);
+        } else {
+          try {
+            res = await putChunk(index, chunk.body, chunk.contentType, true);
+          } catch (err) {
+            if (!(err instanceof FerryApiError && err.status === 415)) throw err;
+            rawBodies = false;
+            res = await putChunkAsForm(index, bytes);
+          }
+        }
         note(await json<Media>(res), bytes.length);
       } finally {
         chunk.release();

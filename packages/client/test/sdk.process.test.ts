@@ -189,6 +189,49 @@ describe("the SDK against a real server", () => {
     expect((await readFile(dest)).equals(data)).toBe(true);
   });
 
+  it("falls back to multipart chunks when the server refuses raw bodies (a server from before them)", async () => {
+    // Such a server answers 415 to an application/octet-stream PUT; everything else goes to the real one.
+    const sent: { raw: boolean; status: number }[] = [];
+    const older = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      fetch: async (input, init) => {
+        const type = new Headers(init?.headers).get("content-type") ?? "";
+        if (init?.method !== "PUT") return nodeFetch(input, init);
+        if (type === "application/octet-stream") {
+          sent.push({ raw: true, status: 415 });
+          const detail =
+            "Send the upload as multipart/form-data (recommended) or application/x-www-form-urlencoded.";
+          return new Response(JSON.stringify({ code: "UNSUPPORTED_MEDIA_TYPE", detail }), {
+            status: 415,
+            headers: { "content-type": "application/json" },
+          });
+        }
+        const res = await nodeFetch(input, init);
+        sent.push({ raw: false, status: res.status });
+        return res;
+      },
+    });
+    const draft = await older.createRequest({ body: { type: "push", is_draft: true } });
+    const size = 7 * MiB + 11;
+    const pieces: Buffer[] = [];
+    for await (const piece of deterministicStream(size, "sdk-older")) pieces.push(piece as Buffer);
+    const data = Buffer.concat(pieces);
+    const up = await older.uploadFile({ request: draft.id }, new Blob([data]), {
+      name: "older.bin",
+      chunkSize: MiB,
+      concurrency: 1,
+    });
+    expect(up.media).toMatchObject({ state: "available", bytes: size, total_chunks: 8 });
+    expect(up.sha256).toBe(createHash("sha256").update(data).digest("hex"));
+    // One raw attempt, then every chunk after the first as a form, each accepted.
+    expect(sent).toEqual([
+      { raw: true, status: 415 },
+      ...Array.from({ length: 7 }, () => ({ raw: false, status: 201 })),
+    ]);
+  });
+
   it("downloads to a file, is interrupted, and resumes with a Range request", async () => {
     const draft = await client.createRequest({ body: { type: "push", is_draft: true } });
     const src = join(dir, "dl-src.bin");
