@@ -249,11 +249,13 @@ export function rawChunkParts(request: FastifyRequest): AsyncIterable<UploadPart
  * body (`current_chunk` and `fingerprint` in the query string); 415 for any other body.
  */
 export function chunkParts(request: FastifyRequest, limits: UploadLimits): AsyncIterable<UploadPart> {
-  if (request.body instanceof RawBody) return readRawChunk(request, request.body);
-  return uploadParts(
-    request,
-    limits,
-    "Send the chunk as application/octet-stream (current_chunk in the query string), multipart/form-data or application/x-www-form-urlencoded.",
+  return (
+    rawChunkParts(request) ??
+    uploadParts(
+      request,
+      limits,
+      "Send the chunk as application/octet-stream (current_chunk in the query string), multipart/form-data or application/x-www-form-urlencoded.",
+    )
   );
 }
 
