@@ -603,6 +603,14 @@ export const mediaBench: BenchModule = {
           label: "tus",
           value: t1,
         });
+        report("Ferry 4 in flight, raw bodies, against tus 1 in flight", r4, "MiB/s", {
+          label: "tus 1 in flight",
+          value: t1,
+        });
+        report("Ferry raw bodies, 4 in flight against 1 in flight", r4, "MiB/s", {
+          label: "1 in flight",
+          value: r1,
+        });
         report("Ferry 4 in flight, raw bodies, against tus 4 at once", r4, "MiB/s", {
           label: "tus 4 at once",
           value: t4,
