@@ -1,9 +1,11 @@
 /**
  * Resident memory of an idle `ferry serve` on its embedded defaults (SQLite and blobs in a fresh data
- * directory, the README's one-command start): starts the server, waits for /readyz and then 5 s,
- * reads VmRSS, RssAnon and RssFile from /proc/PID/status, stops it; 5 times (IDLE_RSS_RUNS), then
- * prints min / median / max in MiB. The compiled server is brought up to date first, so no measured start
- * builds it.
+ * directory, the README's one-command start): starts the server, waits for /readyz, reads VmRSS,
+ * RssAnon and RssFile from /proc/PID/status 5 s later (IDLE_RSS_SETTLE_MS) and again once settled,
+ * 20 s after /readyz (IDLE_RSS_SETTLED_MS), stops it; 5 times (IDLE_RSS_RUNS), then prints min /
+ * median / max in MiB of each. "Settled" is after V8's memory reducer, which runs its first
+ * compacting collections about 8 s after a process starts and returns start-up's garbage. The
+ * compiled server is brought up to date first, so no measured start builds it.
  *
  *   node bin/run-ts.mjs scripts/idle-rss.ts
  *
@@ -18,6 +20,7 @@ import { freePort, spawnFerry, waitForHttp } from "../test/helpers/process.js";
 
 const runs = Number(process.env.IDLE_RSS_RUNS ?? 5);
 const settleMs = Number(process.env.IDLE_RSS_SETTLE_MS ?? 5000);
+const settledMs = Math.max(settleMs, Number(process.env.IDLE_RSS_SETTLED_MS ?? 20000));
 const nodeArgs = (process.env.IDLE_RSS_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const fields = ["VmRSS", "RssAnon", "RssFile"] as const;
 type Sample = Record<(typeof fields)[number], number>;
@@ -29,7 +32,7 @@ async function sample(pid: number): Promise<Sample> {
   return Object.fromEntries(fields.map((f) => [f, kib(f) / 1024])) as Sample;
 }
 
-async function once(): Promise<Sample> {
+async function once(): Promise<[Sample, Sample]> {
   const dataDir = await mkdtemp(join(tmpdir(), "ferry-idle-rss-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -41,7 +44,9 @@ async function once(): Promise<Sample> {
   try {
     await waitForHttp(`${base}/readyz`, proc);
     await new Promise((r) => setTimeout(r, settleMs));
-    return await sample(proc.child.pid as number);
+    const soon = await sample(proc.child.pid as number);
+    await new Promise((r) => setTimeout(r, settledMs - settleMs));
+    return [soon, await sample(proc.child.pid as number)];
   } finally {
     proc.child.kill("SIGTERM");
     await proc.exited;
@@ -51,16 +56,27 @@ async function once(): Promise<Sample> {
 
 // Build dist/ first if a source is newer, so no measured start compiles the bundle.
 await (compiledServer as () => Promise<string>)();
-const samples: Sample[] = [];
+const soon: Sample[] = [];
+const settled: Sample[] = [];
+const line = (s: Sample) => fields.map((f) => `${f} ${s[f].toFixed(1)}`).join("  ");
 for (let i = 0; i < runs; i++) {
-  const s = await once();
-  samples.push(s);
-  console.log(`run ${i + 1}: ${fields.map((f) => `${f} ${s[f].toFixed(1)}`).join("  ")} MiB`);
-}
-for (const f of fields) {
-  const sorted = samples.map((s) => s[f]).sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)] as number;
+  const [a, b] = await once();
+  soon.push(a);
+  settled.push(b);
   console.log(
-    `${f.padEnd(8)} min ${sorted[0]?.toFixed(1)}  median ${median.toFixed(1)}  max ${sorted.at(-1)?.toFixed(1)} MiB`,
+    `run ${i + 1}: after ${settleMs / 1000} s: ${line(a)} MiB; after ${settledMs / 1000} s: ${line(b)} MiB`,
   );
+}
+for (const [label, samples] of [
+  [`${settleMs / 1000} s after ready`, soon],
+  [`settled, ${settledMs / 1000} s after ready`, settled],
+] as const) {
+  console.log(label);
+  for (const f of fields) {
+    const sorted = samples.map((s) => s[f]).sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)] as number;
+    console.log(
+      `  ${f.padEnd(8)} min ${sorted[0]?.toFixed(1)}  median ${median.toFixed(1)}  max ${sorted.at(-1)?.toFixed(1)} MiB`,
+    );
+  }
 }

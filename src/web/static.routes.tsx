@@ -1,5 +1,5 @@
 import type { RouteModule } from "../shared/feature.js";
-import { type Locale, SUPPORTED_LOCALES, type Translator, translator } from "../shared/i18n/i18n.js";
+import { type Locale, type Translator, translator } from "../shared/i18n/i18n.js";
 import { buildWebAssets } from "./assets.js";
 import { pageLocale } from "./i18n.js";
 import { assetUrls, Layout, renderDocument } from "./layout.js";
@@ -24,8 +24,17 @@ function homePage(i18n: Translator): string {
   );
 }
 
-/** The home page in each language, rendered once. */
-const HOME_PAGES = new Map<Locale, string>(SUPPORTED_LOCALES.map((l) => [l, homePage(translator(l))]));
+/** The home page in each language, rendered the first time it is asked for. */
+const HOME_PAGES = new Map<Locale, string>();
+
+function homePageIn(locale: Locale): string {
+  let page = HOME_PAGES.get(locale);
+  if (page === undefined) {
+    page = homePage(translator(locale));
+    HOME_PAGES.set(locale, page);
+  }
+  return page;
+}
 
 /**
  * GET /static/recipient.css and /static/recipient.js: the first-party assets of the recipient pages,
@@ -36,7 +45,7 @@ export const webStaticRoutes: RouteModule = async (app) => {
   app.get("/", { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     applyRecipientHeaders(reply, false);
     reply.header("vary", "accept-language, cookie");
-    return reply.type("text/html; charset=utf-8").send(HOME_PAGES.get(pageLocale(request)));
+    return reply.type("text/html; charset=utf-8").send(homePageIn(pageLocale(request)));
   });
   // Browsers ask for /favicon.ico on their own: the same icon, as SVG.
   app.get("/favicon.ico", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {

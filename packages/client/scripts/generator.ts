@@ -47,20 +47,22 @@ function generateApi(document: Document): string {
         : content.includes("multipart/form-data")
           ? "form"
           : "none";
+      // An operation that also takes application/octet-stream (a chunk PUT) takes raw bytes too.
+      const binary = content.includes("application/octet-stream");
       const success = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s));
       const raw = success.some((s) =>
         Object.keys(op.responses[s]?.content ?? {}).some((c) => c !== "application/json"),
       );
       const auth = (op.security ?? []).length > 0;
       meta.push(
-        `  ${id}: { method: "${method.toUpperCase()}", path: "${path}", pathParams: ${JSON.stringify(pathParams)}, query: ${JSON.stringify(query)}, body: "${body}", auth: ${auth}, raw: ${raw} },`,
+        `  ${id}: { method: "${method.toUpperCase()}", path: "${path}", pathParams: ${JSON.stringify(pathParams)}, query: ${JSON.stringify(query)}, body: "${body}", auth: ${auth}, raw: ${raw}${binary ? ", binary: true" : ""} },`,
       );
       const parts: string[] = [];
       if (pathParams.length) parts.push(`operations["${id}"]["parameters"]["path"]`);
       if (query.length) parts.push(`NonNullable<operations["${id}"]["parameters"]["query"]>`);
       const bodyRequired = op.requestBody?.required === true;
       if (body === "json") parts.push(`{ body${bodyRequired ? "" : "?"}: JsonBody<operations["${id}"]> }`);
-      if (body === "form") parts.push("{ body: FormBody }");
+      if (body === "form") parts.push(binary ? "{ body: FormBody | BinaryBody }" : "{ body: FormBody }");
       const argsRequired = pathParams.length > 0 || (body !== "none" && (bodyRequired || body === "form"));
       const result = raw ? "Response" : `Success<operations["${id}"]>`;
       const doc = op.summary
@@ -77,7 +79,7 @@ function generateApi(document: Document): string {
       }
     }
   }
-  return `${HEADER}import { type CallOptions, FerryCore, type FormBody, type JsonBody, type OperationMeta, type Success } from "../core.js";
+  return `${HEADER}import { type BinaryBody, type CallOptions, FerryCore, type FormBody, type JsonBody, type OperationMeta, type Success } from "../core.js";
 import type { operations } from "./schema.js";
 
 /** How each /v1/ operation is called. */

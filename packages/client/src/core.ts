@@ -10,10 +10,19 @@ export interface OperationMeta {
   auth: boolean;
   /** The success answer is not JSON (a download): the method returns the Response. */
   raw: boolean;
+  /** The operation also takes raw bytes (application/octet-stream), its text fields in the query. */
+  binary?: boolean;
 }
 
 /** A multipart body: a FormData, or fields (Blobs become file parts). */
 export type FormBody = FormData | Record<string, string | number | Blob | undefined>;
+
+/** Raw bytes, sent as application/octet-stream to an operation that takes them (a chunk PUT). */
+export type BinaryBody = Blob | ArrayBuffer | Uint8Array<ArrayBuffer>;
+
+function isBinaryBody(body: unknown): body is BinaryBody {
+  return body instanceof Blob || body instanceof ArrayBuffer || body instanceof Uint8Array;
+}
 
 /** The JSON request body of an operation. */
 export type JsonBody<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } }
@@ -290,6 +299,10 @@ export class FerryCore {
       headers["content-type"] = "application/json";
       const text = JSON.stringify(args.body);
       body = () => text;
+    } else if (meta.binary && isBinaryBody(args.body)) {
+      headers["content-type"] = "application/octet-stream";
+      const bytes = args.body;
+      body = () => bytes;
     } else if (meta.body === "form" && args.body !== undefined) {
       const given = args.body as FormBody;
       body = () => {

@@ -1,5 +1,6 @@
 export { FerryClient } from "./client.js";
 export {
+  type BinaryBody,
   type CallOptions,
   type FerryClientOptions,
   FerryCore,

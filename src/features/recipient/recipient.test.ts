@@ -1212,6 +1212,17 @@ describe("rate limits", () => {
     expect(page.body).toContain("Wait a minute, then reload the page.");
     // In the pages' style, from Ferry's origin.
     expect(page.body).toContain('<link rel="stylesheet" href="/static/recipient.css">');
+    // In the reader's language, and again the same once that language's page is built.
+    for (let i = 0; i < 2; i++) {
+      const german = await limited.app.inject({
+        method: "GET",
+        url: `/r/${identifier}/`,
+        headers: { "accept-language": "de" },
+      });
+      expect(german.statusCode).toBe(429);
+      expect(german.body).toContain('<html lang="de" dir="ltr">');
+      expect(german.body).toContain("<h1>Zu viele Anfragen</h1>");
+    }
   });
 
   it("answers upload calls past the limit with a 429 JSON error", async () => {
