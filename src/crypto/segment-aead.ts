@@ -80,6 +80,7 @@ export function createDecryptStream(
  * the blob bytes span.blobStart..span.blobEndInclusive, the output exactly the plaintext range the
  * span was computed for. Emits IntegrityError on a bad header, tampering, or input that is shorter
  * or longer than the span. The final flag is only checked when the span includes the final segment.
+ * A stream of `createRangeDecryptor`'s work.
  */
 export function createRangeDecryptStream(
   dek: Buffer,
@@ -87,21 +88,189 @@ export function createRangeDecryptStream(
   header: Buffer,
   span: SegmentSpan,
 ): Transform {
+  const decryptor = createRangeDecryptor(dek, partIndex, header, span);
+  return new Transform({
+    readableHighWaterMark: SEGMENT_PLAINTEXT_BYTES,
+    writableHighWaterMark: SEGMENT_BLOB_BYTES,
+    transform(chunk: Buffer, _encoding, callback) {
+      try {
+        for (const piece of decryptor.update(chunk)) this.push(piece);
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+    flush(callback) {
+      try {
+        for (const piece of decryptor.final()) this.push(piece);
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+  });
+}
+
+/**
+ * Decrypts a byte range synchronously, as createRangeDecryptStream does, for a caller that feeds
+ * it input with `update` and ends it with `final`; each returns the verified plaintext it freed.
+ * `update` never keeps its argument (nor a view of it) beyond the call: it may be a view of a
+ * buffer the caller refills right after. Both throw IntegrityError on any failure, after which
+ * the decryptor is unusable. Throws TypeError/RangeError synchronously on a bad dek, partIndex or
+ * span.
+ */
+export function createRangeDecryptor(
+  dek: Buffer,
+  partIndex: number,
+  header: Buffer,
+  span: SegmentSpan,
+): SegmentDecryptor {
   assertNonNegativeInteger(span.firstSegment, "span.firstSegment");
   assertNonNegativeInteger(span.lastSegment, "span.lastSegment");
   assertNonNegativeInteger(span.skipBytes, "span.skipBytes");
   assertNonNegativeInteger(span.takeBytes, "span.takeBytes");
+  assertNonNegativeInteger(span.blobStart, "span.blobStart");
+  assertNonNegativeInteger(span.blobEndInclusive, "span.blobEndInclusive");
   if (span.lastSegment < span.firstSegment)
     throw new RangeError("span.lastSegment precedes span.firstSegment");
-  return new SegmentDecryptStream(dek, partIndex, {
-    header,
-    expectedHeader: undefined,
-    firstSegment: span.firstSegment,
-    lastSegment: span.lastSegment,
-    finalAtEnd: span.includesFinalSegment,
-    skipBytes: span.skipBytes,
-    takeBytes: span.takeBytes,
-  });
+  const lastBytes =
+    span.blobEndInclusive + 1 - span.blobStart - (span.lastSegment - span.firstSegment) * SEGMENT_BLOB_BYTES;
+  if (
+    lastBytes < SEGMENT_TAG_BYTES ||
+    lastBytes > SEGMENT_BLOB_BYTES ||
+    (!span.includesFinalSegment && lastBytes !== SEGMENT_BLOB_BYTES)
+  )
+    throw new RangeError("span's blob bytes do not match its segments");
+  return new SegmentDecryptor(dek, partIndex, header, span, lastBytes);
+}
+
+/**
+ * The synchronous decryption of a span of segments whose layout is known in advance (so each
+ * segment is deciphered as its bytes arrive, with its final flag already known): see
+ * createRangeDecryptor.
+ */
+export class SegmentDecryptor {
+  readonly #dek: Buffer;
+  readonly #partIndex: number;
+  readonly #header: Buffer;
+  readonly #span: SegmentSpan;
+  readonly #lastBytes: number;
+  /** The current segment's tag, copied in as it arrives. */
+  readonly #tag = Buffer.alloc(SEGMENT_TAG_BYTES);
+  /** The current segment's plaintext, held until its tag is verified. */
+  #held: Buffer[] = [];
+  #cipher: PartCipher | undefined;
+  #decipher: ReturnType<PartCipher["decipher"]> | undefined;
+  #segmentIndex: number;
+  /** Input bytes of the current segment still to come: ciphertext, then tag. */
+  #segmentLeft = 0;
+  #started = false;
+  #failed = false;
+  #skip: number;
+  #remaining: number;
+
+  constructor(dek: Buffer, partIndex: number, header: Buffer, span: SegmentSpan, lastBytes: number) {
+    assertDek(dek);
+    assertPartIndex(partIndex);
+    this.#dek = dek;
+    this.#partIndex = partIndex;
+    this.#header = header;
+    this.#span = span;
+    this.#lastBytes = lastBytes;
+    this.#segmentIndex = span.firstSegment;
+    this.#skip = span.skipBytes;
+    this.#remaining = span.takeBytes;
+  }
+
+  /** Consumes `input` (not kept beyond this call); returns the plaintext verified by it. */
+  update(input: Buffer): Buffer[] {
+    return this.#guard(() => {
+      const out: Buffer[] = [];
+      let at = 0;
+      while (at < input.length) {
+        if (this.#segmentLeft === 0) this.#beginSegment();
+        const tagAt = this.#segmentLeft - SEGMENT_TAG_BYTES; // ciphertext bytes still to come
+        const n = Math.min(this.#segmentLeft, input.length - at);
+        const cipherBytes = Math.min(Math.max(tagAt, 0), n);
+        if (cipherBytes > 0) {
+          // update() copies its result into a new buffer: nothing refers to `input` afterwards.
+          const plain = this.#decipher!.update(input.subarray(at, at + cipherBytes));
+          if (plain.length > 0) this.#held.push(plain);
+        }
+        if (n > cipherBytes) {
+          const tagFrom = SEGMENT_TAG_BYTES - Math.min(this.#segmentLeft, SEGMENT_TAG_BYTES);
+          input.copy(this.#tag, tagFrom, at + cipherBytes, at + n);
+        }
+        at += n;
+        this.#segmentLeft -= n;
+        if (this.#segmentLeft === 0) this.#endSegment(out);
+      }
+      return out;
+    });
+  }
+
+  /** Ends the input; throws IntegrityError unless all of the span arrived. Returns nothing more. */
+  final(): Buffer[] {
+    return this.#guard(() => {
+      if (!this.#started) {
+        parseBlobHeader(this.#header);
+        throw new IntegrityError("encrypted blob is truncated (no segments)");
+      }
+      if (this.#segmentLeft !== 0 || this.#segmentIndex <= this.#span.lastSegment)
+        throw new IntegrityError("encrypted range is truncated");
+      if (this.#remaining !== 0) throw new IntegrityError("encrypted blob is shorter than the range expects");
+      return [];
+    });
+  }
+
+  #guard(work: () => Buffer[]): Buffer[] {
+    if (this.#failed) throw new IntegrityError("encrypted range already failed to decrypt");
+    try {
+      return work();
+    } catch (error) {
+      this.#failed = true;
+      this.#held = [];
+      throw asIntegrityError(error);
+    }
+  }
+
+  #beginSegment(): void {
+    if (!this.#cipher) {
+      parseBlobHeader(this.#header);
+      this.#cipher = new PartCipher(this.#dek, this.#partIndex, this.#header);
+      this.#started = true;
+    }
+    const { lastSegment, includesFinalSegment } = this.#span;
+    if (this.#segmentIndex > lastSegment) throw new IntegrityError("encrypted range is longer than expected");
+    const last = this.#segmentIndex === lastSegment;
+    this.#decipher = this.#cipher.decipher(this.#segmentIndex, last && includesFinalSegment);
+    this.#segmentLeft = last ? this.#lastBytes : SEGMENT_BLOB_BYTES;
+  }
+
+  #endSegment(out: Buffer[]): void {
+    const decipher = this.#decipher!;
+    this.#decipher = undefined;
+    decipher.setAuthTag(this.#tag);
+    try {
+      decipher.final();
+    } catch (error) {
+      throw new IntegrityError(`segment ${this.#segmentIndex} failed authentication`, { cause: error });
+    }
+    this.#segmentIndex++;
+    const held = this.#held;
+    this.#held = [];
+    for (let piece of held) {
+      if (this.#skip > 0) {
+        const skipped = Math.min(this.#skip, piece.length);
+        this.#skip -= skipped;
+        piece = piece.subarray(skipped);
+      }
+      if (piece.length > this.#remaining) piece = piece.subarray(0, this.#remaining);
+      if (piece.length === 0) continue;
+      this.#remaining -= piece.length;
+      out.push(piece);
+    }
+  }
 }
 
 /** A FIFO of buffers from which exact byte counts are taken as zero-copy slices. */

@@ -76,6 +76,45 @@ export function runBlobStoreContract(name: string, make: () => Promise<BlobStore
       }
     });
 
+    it("reads through a consumer: every byte once, in order, then final; its error fails the read", async () => {
+      const size = 3 * MiB + 5;
+      const source = generated(size, 64 * 1024);
+      await store.put("t/blob", source.stream);
+      const data = await readAll(await store.get("t/blob"));
+      const copying = () => {
+        let finals = 0;
+        return {
+          finals: () => finals,
+          update: (bytes: Buffer) => [Buffer.from(bytes), Buffer.alloc(0)],
+          final: () => {
+            finals++;
+            return [Buffer.from("end")];
+          },
+        };
+      };
+      for (const range of [
+        undefined,
+        { start: 4097, end: 2 * MiB + 3 },
+        { start: size - 1, end: size + 10 },
+      ]) {
+        const consumer = copying();
+        const got = await readAll(await store.getThrough("t/blob", range, consumer));
+        const expected = range ? data.subarray(range.start, range.end + 1) : data;
+        expect(got.equals(Buffer.concat([expected, Buffer.from("end")])), JSON.stringify(range)).toBe(true);
+        expect(consumer.finals()).toBe(1);
+      }
+      const failing = {
+        update: () => {
+          throw new Error("consumer refused");
+        },
+        final: () => [],
+      };
+      await expect(readAll(await store.getThrough("t/blob", undefined, failing))).rejects.toThrow(
+        "consumer refused",
+      );
+      await expect(store.getThrough("t/none", undefined, failing)).rejects.toBeInstanceOf(BlobNotFoundError);
+    });
+
     it("refuses ranges that are malformed or start past the end", async () => {
       await store.put("r/blob", Readable.from([randomBytes(100)]));
       await store.put("r/empty", Readable.from([]));

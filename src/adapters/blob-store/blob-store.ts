@@ -3,9 +3,11 @@
  * implementation passes `runBlobStoreContract` (blob-store.contract.ts).
  */
 import type { Readable } from "node:stream";
+import type { BlobConsumer } from "./blob-consumer.js";
 import { LocalBlobStore } from "./local-blob-store.js";
 import { MemoryBlobStore } from "./memory-blob-store.js";
 
+export type { BlobConsumer } from "./blob-consumer.js";
 export {
   assertValidBlobKey,
   assertValidBlobPrefix,
@@ -46,6 +48,13 @@ export interface BlobStore {
    * at or past the end of the blob (so any range of an empty blob).
    */
   get(key: string, range?: BlobRange): Promise<Readable>;
+  /**
+   * As `get`, but the blob's bytes go through `consumer` (which may be handed views of a buffer
+   * the store reuses, see BlobConsumer) and the stream carries what it returns. The store calls
+   * `consumer` only while the stream is being read, never after it ended or was destroyed; the
+   * consumer's error fails the stream. Rejects as `get` does, before calling `consumer`.
+   */
+  getThrough(key: string, range: BlobRange | undefined, consumer: BlobConsumer): Promise<Readable>;
   /** Removes the blob; resolves also when there was none. */
   delete(key: string): Promise<void>;
   /** Whether a blob is stored under `key`. */

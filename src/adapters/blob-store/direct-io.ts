@@ -8,11 +8,12 @@
  * block size. Node has no aligned allocation, but a WebAssembly memory's buffer starts on a page
  * boundary, so the pools below hand out 1 MiB buffers carved from one. A write's final, partial
  * block is written padded with zeros and the file is then truncated to its real length; reads
- * start at the aligned block holding their first byte and copy out only the bytes asked for.
+ * start at the aligned block holding their first byte and hand on only the bytes asked for.
  */
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
+import type { BlobConsumer } from "./blob-consumer.js";
 
 /** Alignment of every direct write's address, offset and length (covers 512 and 4096-byte blocks). */
 export const DIRECT_ALIGNMENT = 4096;
@@ -129,55 +130,101 @@ async function writeFully(
   }
 }
 
-/**
- * Bytes `start` to `end` (exclusive) of the file `handle` (opened with DIRECT_READ_FLAGS), read
- * through the aligned `buffer` in DIRECT_BUFFER_BYTES blocks, as copied pieces of up to 256 KiB
- * (the buffer is free again once the generator has finished). Ends early if the file is shorter.
- */
-async function* readDirect(
-  handle: FileHandle,
-  start: number,
-  end: number,
-  buffer: Buffer,
-): AsyncGenerator<Buffer> {
-  let block = start - (start % DIRECT_ALIGNMENT);
-  while (block < end) {
-    const { bytesRead } = await handle.read(buffer, 0, DIRECT_BUFFER_BYTES, block);
-    const from = Math.max(start - block, 0);
-    const to = Math.min(bytesRead, end - block);
-    // Copied out in pieces of at most a quarter of the block, so streams downstream hold less.
-    for (let at = from; at < to; at += PIECE_BYTES) {
-      const piece = Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
-      buffer.copy(piece, 0, at, at + piece.length);
-      yield piece;
-    }
-    // Only the end of the file stops a read short of an aligned length; a short aligned read
-    // (allowed, if unusual) continues where it stopped.
-    if (bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0) return;
-    block += bytesRead;
-  }
-}
+/** A consumer that copies each piece out: what `get` streams, as buffers of their own. */
+export const COPY_OUT: BlobConsumer = {
+  update(bytes) {
+    const piece = Buffer.allocUnsafe(bytes.length);
+    bytes.copy(piece);
+    return [piece];
+  },
+  final: () => [],
+};
 
 /**
- * A stream of `readDirect(handle, start, end, buffer)`. However it ends (read to the end, failed,
- * or destroyed, even before its first read), it waits for any read still filling `buffer`, then
- * closes `handle` and calls `release`, once.
+ * A stream of bytes `start` to `end` (exclusive) of the file `handle` (opened with
+ * DIRECT_READ_FLAGS) run through `consumer` (see BlobConsumer): each DIRECT_BUFFER_BYTES block is
+ * read into the aligned `buffer` and handed to `consumer.update` as views of up to 256 KiB, one
+ * view per `read()` of the stream that yields output, and the next block is read into `buffer`
+ * only once all of the current one has been handed over. Ends early if the file is shorter.
+ *
+ * The buffer is touched only in `read()` and in the continuation of the one block read it
+ * started (skipped once the stream is destroyed), and `consumer` never keeps a view, so no byte
+ * still to be used is ever overwritten, whatever the pace of the reader. However the stream ends
+ * (read to the end, failed, or destroyed, even before its first read), it waits for any read still
+ * filling `buffer`, then closes `handle` and calls `release`, once.
  */
 export function directReadStream(
   handle: FileHandle,
   start: number,
   end: number,
   buffer: Buffer,
+  consumer: BlobConsumer,
   release: () => void,
 ): Readable {
-  const pieces = readDirect(handle, start, end, buffer);
+  let block = start - (start % DIRECT_ALIGNMENT); // file offset of the next block to read
+  let at = 0; // the bytes of `buffer` not yet handed to the consumer: at..to
+  let to = 0;
+  let last = block >= end; // no block left to read
   let reading: Promise<unknown> | undefined;
+  let filling = false; // a block read is in flight (into `buffer`)
+  let ended = false;
+  let pumping = false;
+  let wanted = false;
+  // Hands views to the consumer until one yields output; then reads the next block, or ends.
+  const pump = (stream: Readable): void => {
+    while (at < to && !stream.destroyed) {
+      const view = buffer.subarray(at, Math.min(at + PIECE_BYTES, to));
+      at += view.length;
+      if (pushAll(stream, consumer.update(view))) return;
+    }
+    if (last) {
+      ended = true;
+      pushAll(stream, consumer.final());
+      stream.push(null);
+      return;
+    }
+    filling = true;
+    reading = handle.read(buffer, 0, DIRECT_BUFFER_BYTES, block).then(
+      ({ bytesRead }) => {
+        filling = false;
+        if (stream.destroyed) return;
+        at = Math.max(start - block, 0);
+        to = Math.max(Math.min(bytesRead, end - block), at);
+        // Only the end of the file stops a read short of an aligned length; a short aligned read
+        // (allowed, if unusual) continues where it stopped.
+        block += bytesRead;
+        last = block >= end || bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0;
+        pull(stream);
+      },
+      (error: Error) => {
+        filling = false;
+        stream.destroy(error);
+      },
+    );
+  };
+  // A push can call read() again from inside pump (a reader in flowing mode): that call is only
+  // noted, and served once the pushes before it are done, so output keeps its order.
+  const pull = (stream: Readable): void => {
+    if (pumping) {
+      wanted = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        wanted = false;
+        if (filling || ended || stream.destroyed) return;
+        pump(stream);
+      } while (wanted);
+    } catch (error) {
+      stream.destroy(error as Error);
+    } finally {
+      pumping = false;
+    }
+  };
   return new Readable({
     read() {
-      reading = pieces.next().then(
-        (next) => this.push(next.done ? null : next.value),
-        (error: Error) => this.destroy(error),
-      );
+      pull(this);
     },
     destroy(error, callback) {
       Promise.resolve(reading)
@@ -189,4 +236,15 @@ export function directReadStream(
         });
     },
   });
+}
+
+/** Pushes every non-empty buffer of `pieces`; whether there was one. */
+function pushAll(stream: Readable, pieces: Buffer[]): boolean {
+  let pushed = false;
+  for (const piece of pieces) {
+    if (piece.length === 0) continue;
+    stream.push(piece);
+    pushed = true;
+  }
+  return pushed;
 }

@@ -121,6 +121,65 @@ describe("LocalBlobStore on disk", () => {
     expect((await readAll(await store.get("media/7/part-0-a"))).equals(data)).toBe(true);
   });
 
+  it("hands a consumer every byte of a range in order, however the stream is read", async () => {
+    const size = 3 * MiB + 1;
+    const data = randomBytes(size);
+    await store.put("media/9/part-0-a", Readable.from([data]));
+    // Several outputs per view, so a read() asked for from inside a push could reorder them.
+    const splitting = {
+      update: (bytes: Buffer) =>
+        [100, 5000, bytes.length].map((to, i, ends) =>
+          Buffer.from(
+            bytes.subarray(i === 0 ? 0 : Math.min(ends[i - 1]!, bytes.length), Math.min(to, bytes.length)),
+          ),
+        ),
+      final: () => [Buffer.from("!")],
+    };
+    for (const [start, end] of [
+      [0, size - 1],
+      [4095, 4097],
+      [MiB - 1, 2 * MiB + 5],
+      [5000, 3 * MiB - 3],
+    ] as const) {
+      const expected = Buffer.concat([data.subarray(start, end + 1), Buffer.from("!")]);
+      const paused = await readAll(await store.getThrough("media/9/part-0-a", { start, end }, splitting));
+      expect(paused.equals(expected)).toBe(true);
+      // Flowing, with a reader that asks for more from inside each 'data' event.
+      const stream = await store.getThrough("media/9/part-0-a", { start, end }, splitting);
+      const flowing = await new Promise<Buffer>((resolve, reject) => {
+        const pieces: Buffer[] = [];
+        stream.on("data", (piece: Buffer) => {
+          pieces.push(piece);
+          stream.read(0);
+        });
+        stream.on("end", () => resolve(Buffer.concat(pieces)));
+        stream.on("error", reject);
+      });
+      expect(flowing.equals(expected), `${start}-${end}`).toBe(true);
+    }
+  });
+
+  it("calls no consumer once its stream is destroyed", async () => {
+    await store.put("media/10/part-0-a", Readable.from([randomBytes(3 * MiB)]));
+    let calls = 0;
+    const counting = {
+      update: (bytes: Buffer) => {
+        calls++;
+        return [Buffer.from(bytes)];
+      },
+      final: () => {
+        calls++;
+        return [];
+      },
+    };
+    const stream = await store.getThrough("media/10/part-0-a", undefined, counting);
+    for await (const _piece of stream) break;
+    const after = calls;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stream.destroyed).toBe(true);
+    expect(calls).toBe(after);
+  });
+
   it("reads more blobs at once than it has direct buffers for, and closes every file", async () => {
     const data = randomBytes(MiB + 17);
     await store.put("media/8/part-0-a", Readable.from([data]));

@@ -3,6 +3,7 @@ import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { type BlobConsumer, throughConsumer } from "./blob-consumer.js";
 import type { BlobListEntry, BlobRange, BlobStore } from "./blob-store.js";
 import {
   assertValidBlobKey,
@@ -13,6 +14,7 @@ import {
 } from "./blob-validation.js";
 import {
   AlignedBufferPool,
+  COPY_OUT,
   DIRECT_ALIGNMENT,
   DIRECT_READ_FLAGS,
   DIRECT_WRITE_FLAGS,
@@ -92,7 +94,19 @@ export class LocalBlobStore implements BlobStore {
   }
 
   /** See BlobStore.get. */
-  async get(key: string, range?: BlobRange): Promise<Readable> {
+  get(key: string, range?: BlobRange): Promise<Readable> {
+    return this.#read(key, range, undefined);
+  }
+
+  /**
+   * See BlobStore.getThrough. With direct I/O, `consumer` is handed views of the read's aligned
+   * buffer (no copy); through the page cache, the stream's own buffers.
+   */
+  getThrough(key: string, range: BlobRange | undefined, consumer: BlobConsumer): Promise<Readable> {
+    return this.#read(key, range, consumer);
+  }
+
+  async #read(key: string, range: BlobRange | undefined, consumer: BlobConsumer | undefined) {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);
     const buffer = (await this.usesDirectIo()) ? readBuffers.acquire(1)?.[0] : undefined;
@@ -109,12 +123,16 @@ export class LocalBlobStore implements BlobStore {
       if (range && range.start >= size) throw unsatisfiableRange(key, range.start, size);
       const start = range?.start ?? 0;
       const end = range ? Math.min(range.end + 1, size) : size;
-      if (buffer) return directReadStream(handle, start, end, buffer, () => readBuffers.release([buffer]));
-      return handle.createReadStream(
+      if (buffer)
+        return directReadStream(handle, start, end, buffer, consumer ?? COPY_OUT, () =>
+          readBuffers.release([buffer]),
+        );
+      const stream = handle.createReadStream(
         range
           ? { start, end: end - 1, highWaterMark: READ_CHUNK_BYTES }
           : { highWaterMark: READ_CHUNK_BYTES },
       );
+      return consumer ? throughConsumer(stream, consumer) : stream;
     } catch (error) {
       if (buffer) readBuffers.release([buffer]);
       await handle.close();

@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { type BlobConsumer, throughConsumer } from "./blob-consumer.js";
 import type { BlobListEntry, BlobRange, BlobStore } from "./blob-store.js";
 import {
   assertValidBlobKey,
@@ -42,6 +43,11 @@ export class MemoryBlobStore implements BlobStore {
       data = data.subarray(range.start, Math.min(range.end, data.length - 1) + 1);
     }
     return Readable.from(slices(data), { objectMode: false });
+  }
+
+  /** See BlobStore.getThrough. */
+  async getThrough(key: string, range: BlobRange | undefined, consumer: BlobConsumer): Promise<Readable> {
+    return throughConsumer(await this.get(key, range), consumer);
   }
 
   /** See BlobStore.delete. */

@@ -9,6 +9,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { type BlobConsumer, throughConsumer } from "./blob-consumer.js";
 import type { BlobListEntry, BlobRange, BlobStore, BlobStoreOptions } from "./blob-store.js";
 import {
   assertValidBlobKey,
@@ -104,6 +105,11 @@ export class S3BlobStore implements BlobStore {
       }
       throw error;
     }
+  }
+
+  /** See BlobStore.getThrough. */
+  async getThrough(key: string, range: BlobRange | undefined, consumer: BlobConsumer): Promise<Readable> {
+    return throughConsumer(await this.get(key, range), consumer);
   }
 
   /** See BlobStore.delete. */

@@ -9,7 +9,7 @@ import {
   BLOB_HEADER_BYTES,
   createDecryptStream,
   createEncryptStream,
-  createRangeDecryptStream,
+  createRangeDecryptor,
   segmentSpan,
 } from "../../crypto/segment-aead.js";
 import type { MediaPartRow } from "./media.repository.js";
@@ -186,8 +186,12 @@ async function openPart(
     return pipeline(source, createDecryptStream(dek, part.part_index, { expectedHeader: header }), noop);
   }
   const span = segmentSpan(local.start, local.end, size);
-  const source = await store.get(part.blob_key, { start: span.blobStart, end: span.blobEndInclusive });
-  return pipeline(source, createRangeDecryptStream(dek, part.part_index, header, span), noop);
+  // Decrypted as the store reads: the local store's direct reads hand their buffer over uncopied.
+  return store.getThrough(
+    part.blob_key,
+    { start: span.blobStart, end: span.blobEndInclusive },
+    createRangeDecryptor(dek, part.part_index, header, span),
+  );
 }
 
 async function readHeader(store: BlobStore, key: string): Promise<Buffer> {
