@@ -12,7 +12,7 @@
  */
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { Readable } from "node:stream";
+import { finished, Readable } from "node:stream";
 import type { BlobConsumer } from "./blob-consumer.js";
 
 /** Alignment of every direct write's address, offset and length (covers 512 and 4096-byte blocks). */
@@ -77,43 +77,112 @@ export class AlignedBufferPool {
  * `buffers`: one is written while the other fills. Resolves with the byte count once every write has
  * completed and the file has its exact length; the caller still fsyncs (O_DIRECT does not flush
  * the device's cache, nor the file's size). On failure no write is left running on `buffers`.
+ *
+ * The body is read piece by piece as it is pushed ('data' events, paused while both buffers are
+ * taken), not through its async iterator: that reads whatever the stream has buffered as one
+ * `Buffer.concat` of it, a copy of every byte into freshly allocated memory before the copy into
+ * the aligned buffer.
  */
-export async function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[]): Promise<number> {
-  let current = 0;
-  let filled = 0;
-  let position = 0;
-  let writing: Promise<void> | undefined;
-  // Starts writing the current buffer's first `length` bytes once the other buffer's write is done.
-  const flush = async (length: number) => {
-    await writing;
-    writing = writeFully(handle, buffers[current]!, length, position);
-    writing.catch(() => {}); // awaited at the next flush or below; never left unhandled meanwhile
-    position += length;
-    current ^= 1;
-    filled = 0;
-  };
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      let offset = 0;
-      while (offset < piece.length) {
-        const copied = piece.copy(buffers[current]!, filled, offset);
-        filled += copied;
-        offset += copied;
-        if (filled === DIRECT_BUFFER_BYTES) await flush(DIRECT_BUFFER_BYTES);
+export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[]): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let current = 0;
+    let filled = 0;
+    let position = 0;
+    let writing: Promise<void> | undefined;
+    // Pieces (the first from `offset`) that found both buffers taken; the body is paused meanwhile.
+    const waiting: Buffer[] = [];
+    let offset = 0;
+    let ended = false;
+    let settled = false;
+
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.pause();
+      // No write may still be using `buffers` once the caller hears of the failure.
+      Promise.resolve(writing)
+        .catch(() => {})
+        .then(() => reject(error));
+    };
+    // Starts writing the current buffer's first `length` bytes (no other write is running).
+    const startWrite = (length: number) => {
+      const write = writeFully(handle, buffers[current]!, length, position);
+      writing = write;
+      position += length;
+      current ^= 1;
+      filled = 0;
+      write.then(() => {
+        writing = undefined;
+        if (settled) return;
+        if (waiting.length > 0) {
+          if (!drain()) return;
+          if (!ended) body.resume();
+        }
+        if (ended) finish();
+      }, fail);
+    };
+    // Copies the waiting pieces into the buffers; false when both are taken again.
+    const drain = (): boolean => {
+      while (waiting.length > 0) {
+        const piece = waiting[0]!;
+        while (offset < piece.length) {
+          if (filled === DIRECT_BUFFER_BYTES) {
+            if (writing) {
+              body.pause();
+              return false;
+            }
+            startWrite(DIRECT_BUFFER_BYTES);
+          }
+          const copied = piece.copy(buffers[current]!, filled, offset);
+          filled += copied;
+          offset += copied;
+        }
+        waiting.shift();
+        offset = 0;
       }
+      if (filled === DIRECT_BUFFER_BYTES && !writing) startWrite(DIRECT_BUFFER_BYTES);
+      return true;
+    };
+    // Once the body has ended and every piece is copied: the last, padded block and the length.
+    const finish = () => {
+      if (settled || writing || waiting.length > 0) return;
+      settled = true;
+      void (async () => {
+        const total = position + filled;
+        if (filled > 0) {
+          const padded = Math.ceil(filled / DIRECT_ALIGNMENT) * DIRECT_ALIGNMENT;
+          buffers[current]!.fill(0, filled, padded);
+          const last = writeFully(handle, buffers[current]!, padded, position);
+          writing = last;
+          position += padded;
+          await last;
+        }
+        if (position !== total) await handle.truncate(total);
+        return total;
+      })().then(resolve, (error: unknown) => {
+        settled = false;
+        fail(error);
+      });
+    };
+    function onData(piece: Buffer) {
+      if (settled) return;
+      waiting.push(piece);
+      // Only the piece just pushed waits, unless both buffers were already taken.
+      if (waiting.length === 1) drain();
     }
-    const total = position + filled;
-    if (filled > 0) {
-      const padded = Math.ceil(filled / DIRECT_ALIGNMENT) * DIRECT_ALIGNMENT;
-      buffers[current]!.fill(0, filled, padded);
-      await flush(padded);
+    function onEnd() {
+      ended = true;
+      finish();
     }
-    await writing;
-    if (position !== total) await handle.truncate(total);
-    return total;
-  } finally {
-    await writing?.catch(() => {});
-  }
+    // Errors, including those of a body that failed before it was handed over.
+    finished(body, { writable: false }, (error) => {
+      if (error) fail(error);
+    });
+    body.on("data", onData);
+    body.once("end", onEnd);
+  });
 }
 
 async function writeFully(

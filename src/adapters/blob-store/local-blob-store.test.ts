@@ -83,6 +83,41 @@ describe("LocalBlobStore on disk", () => {
     },
   );
 
+  it("writes pieces larger than both direct buffers, and many tiny ones, at their exact bytes", async () => {
+    expect(await store.usesDirectIo()).toBe(true);
+    // A 3.5 MiB piece fills both 1 MiB buffers while the first is still being written; the 16-byte
+    // pieces (an encrypted segment's tags) follow, pushed while the body waits for a buffer.
+    const big = randomBytes(3.5 * MiB);
+    const tiny = Array.from({ length: 300 }, () => randomBytes(16));
+    const last = randomBytes(MiB + 5);
+    const body = new Readable({ read() {} });
+    body.push(big);
+    for (const piece of tiny) body.push(piece);
+    body.push(last);
+    body.push(null);
+    const data = Buffer.concat([big, ...tiny, last]);
+    expect(await store.put("media/5/part-1-a", body)).toEqual({ bytes: data.length });
+    const onDisk = await readFile(join(dir, "blobs", "media", "5", "part-1-a.blob"));
+    expect(onDisk.equals(data)).toBe(true);
+  });
+
+  it("fails a direct write with the body's error, part way or before it starts, leaving no file", async () => {
+    expect(await store.usesDirectIo()).toBe(true);
+    const partWay = Readable.from(
+      (async function* () {
+        yield randomBytes(2.5 * MiB);
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error("cut part way");
+      })(),
+    );
+    await expect(store.put("media/7/part-0-a", partWay)).rejects.toThrow("cut part way");
+    // As a pipeline's last stream would be: its error is handled, and already emitted.
+    const early = new Readable({ read() {} }).on("error", () => {});
+    early.destroy(new Error("cut at once"));
+    await expect(store.put("media/7/part-1-a", early)).rejects.toThrow("cut at once");
+    expect(await readdir(join(dir, "blobs", "media", "7")).catch(() => [])).toEqual([]);
+  });
+
   it("writes more blobs at once than it has direct buffers for, every one whole", async () => {
     const blobs = Array.from({ length: 24 }, (_, i) => randomBytes(2 * MiB + 1000 * i));
     // Each source yields over several turns of the event loop, so all 24 writes overlap.
