@@ -3,6 +3,7 @@
  * printed as figures and ratios against ceilings measured in the same run.
  */
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import autocannon from "autocannon";
 import { CompiledQuery } from "kysely";
@@ -185,4 +186,12 @@ export function median(values: number[]): number {
 export function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+}
+
+/** CPU seconds (user + system, every thread) the process `pid` has used so far. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

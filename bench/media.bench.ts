@@ -24,7 +24,7 @@ import { AlignedBufferPool, DIRECT_WRITE_FLAGS, writeDirect } from "../src/adapt
 import { generateDataKey } from "../src/crypto/envelope.js";
 import { createEncryptStream } from "../src/crypto/segment-aead.js";
 import { deterministicStream } from "../test/helpers/media.js";
-import { type BenchFerry, type BenchModule, median, report, startBenchFerry } from "./lib.js";
+import { type BenchFerry, type BenchModule, cpuSeconds, median, report, startBenchFerry } from "./lib.js";
 
 export const MiB = 1024 * 1024;
 const SIZE = Number(process.env.MEDIA_BENCH_MB ?? 1024) * MiB;
@@ -109,14 +109,6 @@ function sampleRss(pid: number) {
       return peak / MiB;
     },
   };
-}
-
-/** CPU seconds (user + system, every thread) the process `pid` has used so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**

@@ -2,13 +2,13 @@
  * Notifications: emails delivered per second through the whole path (API send_notification →
  * outbox job → worker → SMTP to an in-process server), against raw nodemailer to the same server in the
  * same run (all its emails at once over a pool of 4 connections): once with the API calls made one at
- * a time, once with NOTIFICATIONS_BENCH_IN_FLIGHT (default 8) at a time; and template renders per
- * second.
+ * a time, once with NOTIFICATIONS_BENCH_IN_FLIGHT (default 8) at a time, each with the serving
+ * process's CPU time per email (every thread, the render pool's too); and template renders per second.
  */
 import { createTransport } from "nodemailer";
 import { createTemplateEngine } from "../src/features/templates/engine/template-engine.js";
 import { startSmtpServer } from "../test/helpers/smtp.js";
-import { type BenchModule, benchSeconds, report, startBenchFerry } from "./lib.js";
+import { type BenchModule, benchSeconds, cpuSeconds, report, startBenchFerry } from "./lib.js";
 
 const EMAILS = Number(process.env.NOTIFICATIONS_BENCH_EMAILS ?? 300);
 /** send_notification calls in flight in the concurrent run (NOTIFICATIONS_BENCH_IN_FLIGHT, default 8). */
@@ -111,6 +111,8 @@ export const notificationsBench: BenchModule = {
           });
           ids.push(((await res.json()) as { id: number }).id);
         }
+        const pid = ferry.process.child.pid ?? 0;
+        const cpuBefore = await cpuSeconds(pid);
         const start = performance.now();
         let next = 0;
         await Promise.all(
@@ -128,7 +130,8 @@ export const notificationsBench: BenchModule = {
         const accepted = EMAILS / ((performance.now() - start) / 1000);
         delivered += EMAILS;
         await smtp.waitFor(delivered, 300_000);
-        return { accepted, rate: EMAILS / ((performance.now() - start) / 1000) };
+        const rate = EMAILS / ((performance.now() - start) / 1000);
+        return { accepted, rate, cpuMs: (((await cpuSeconds(pid)) - cpuBefore) * 1000) / EMAILS };
       };
       // The worker runs in the serving process, so delivery and the API calls share its CPU.
       const sequential = await deliver(1);
@@ -137,6 +140,7 @@ export const notificationsBench: BenchModule = {
         label: "raw SMTP",
         value: rawRate,
       });
+      report("  server CPU per email, one call at a time", sequential.cpuMs, "ms");
       // The raw reference sends all its emails at once over its pool: callers at once here too.
       const concurrent = await deliver(CALLS_IN_FLIGHT);
       report(
@@ -150,6 +154,7 @@ export const notificationsBench: BenchModule = {
         "emails/s",
         { label: "raw SMTP", value: rawRate },
       );
+      report(`  server CPU per email, ${CALLS_IN_FLIGHT} calls at a time`, concurrent.cpuMs, "ms");
     } finally {
       await ferry.stop();
       await smtp.close();

@@ -1,3 +1,4 @@
+import { createTransport } from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSmtpServer, type TestSmtpServer } from "../../../test/helpers/smtp.js";
 import { loadConfig } from "../../config/config.js";
@@ -100,6 +101,39 @@ describe("SMTP mailer failures", () => {
     } finally {
       server.setMode("accept");
       await mailer.close();
+    }
+  });
+});
+
+describe("SMTP mailer message bytes", () => {
+  it("sends the bytes nodemailer's own transport sends for the same email", async () => {
+    const server = await startSmtpServer();
+    const mailer = new SmtpMailer({ host: "127.0.0.1", port: server.port, tls: "none" });
+    const plain = createTransport({ pool: true, host: "127.0.0.1", port: server.port, ignoreTLS: true });
+    try {
+      const full: OutgoingEmail = {
+        ...email,
+        text: `${"A line with ünïcode that goes on for a while, past the 76 columns of QP. ".repeat(30)}\n`,
+        html: `${email.html}\n${"<p>Ünïcode paragraph</p>\n".repeat(200)}`,
+        replyTo: "alex@example.com",
+        headers: { "X-Ferry-Notification": "42", "Auto-Submitted": "auto-generated" },
+      };
+      await mailer.send(full);
+      await plain.sendMail(full);
+      const [mine, theirs] = (await server.waitFor(2)).map((m) => {
+        // Boundaries, Date and Message-ID differ from one message to the next.
+        let raw = m.raw.replace(/^(Date|Message-ID): .*$/gim, "$1: -");
+        [...m.raw.matchAll(/boundary="([^"]+)"/g)].forEach((b, i) => {
+          raw = raw.split(b[1]!).join(`boundary-${i}`);
+        });
+        return raw;
+      });
+      expect(mine!.length).toBeGreaterThan(5000);
+      expect(mine).toBe(theirs);
+    } finally {
+      plain.close();
+      await mailer.close();
+      await server.close();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { Readable } from "node:stream";
 import type { Transporter } from "nodemailer";
 import {
   DeliveryError,
@@ -32,6 +33,14 @@ export class SmtpMailer implements Mailer {
       socketTimeout: timeout,
       ...(settings.dkim ? { dkim: settings.dkim } : {}),
     } as Parameters<typeof createTransport>[0]);
+    // nodemailer streams a message in many small pieces (headers, boundaries, each encoded part),
+    // and its SMTP connection writes each piece to the socket on its own: a dozen writes per email.
+    // Handing it the message as one buffer makes that one write (and one for the final dot), with
+    // the same bytes. A DKIM signature, added after this, reads the whole message anyway.
+    this.transport.use("stream", (mail, done) => {
+      mail.message.processFunc(wholeMessage);
+      done();
+    });
   }
 
   /** Sends one message; SMTP 5xx answers are permanent DeliveryErrors, everything else transient. */
@@ -55,6 +64,21 @@ export class SmtpMailer implements Mailer {
   async close(): Promise<void> {
     this.transport.close();
   }
+}
+
+/** The message `input` streams, as one chunk once it has ended; its errors end the output. */
+function wholeMessage(input: Readable): Readable {
+  const chunks: Buffer[] = [];
+  const output = new Readable({ read() {} });
+  input.on("data", (chunk: Buffer | string) => {
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  });
+  input.once("end", () => {
+    output.push(Buffer.concat(chunks));
+    output.push(null);
+  });
+  input.once("error", (err) => output.destroy(err));
+  return output;
 }
 
 function toDeliveryError(err: unknown): DeliveryError {

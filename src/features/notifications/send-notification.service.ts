@@ -66,8 +66,9 @@ export class NotificationSender {
       if (request.email_template_slug) {
         await this.deps.templates.requireTemplate(trx, caller.accountId, request.email_template_slug);
       }
-      // Sending the link again unlocks a two-factor step locked by wrong codes.
-      await records.clearTfaFailures(trx, request.id);
+      // Sending the link again unlocks a two-factor step locked by wrong codes (read above in this
+      // transaction: a request with none is not written).
+      if (request.tfa_failures) await records.clearTfaFailures(trx, request.id);
       const { related } = await this.deps.requests.loadRequest(trx, caller.accountId, request.id);
       const ts = toTimestamp(now);
       const sentAt = toMillisTimestamp(now);

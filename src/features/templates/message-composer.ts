@@ -200,19 +200,30 @@ export function composeSms(input: MessageInput): string {
  * recipient link is added when a template leaves it out; the tracking pixel and SANDBOX marker are added.
  */
 export async function composeEmail(engine: TemplateEngine, input: MessageInput): Promise<ComposedEmail> {
-  const url = input.recipientUrl;
+  if (!input.template) return composeDefaultEmail(input);
   let subject = input.request.long_message_subject.trim();
-  let body: string;
-  if (input.template) {
-    const context = buildMergeContext(input);
-    if (!subject && input.template.subject.trim()) {
-      // Rendered output is HTML-escaped; a Subject header is plain text.
-      subject = decodeEntities(await engine.render(input.template.subject, context)).trim();
-    }
-    body = await engine.render(input.template.html, context);
-  } else {
-    body = defaultLayout(input);
+  const context = buildMergeContext(input);
+  if (!subject && input.template.subject.trim()) {
+    // Rendered output is HTML-escaped; a Subject header is plain text.
+    subject = decodeEntities(await engine.render(input.template.subject, context)).trim();
   }
+  const body = await engine.render(input.template.html, context);
+  return finishEmail(input, subject, body);
+}
+
+/**
+ * composeEmail for a request without a template: Ferry's own layout around the owner's text, all
+ * of it escaped. No owner code runs, so it needs neither a template engine nor a render worker.
+ */
+export function composeDefaultEmail(input: MessageInput): ComposedEmail {
+  return finishEmail(input, input.request.long_message_subject.trim(), defaultLayout(input));
+}
+
+/** The subject, HTML and text of an email from its rendered (or default) body. */
+function finishEmail(input: MessageInput, requestSubject: string, renderedBody: string): ComposedEmail {
+  const url = input.recipientUrl;
+  let subject = requestSubject;
+  let body = renderedBody;
   if (!subject) subject = defaultSubject(input);
   subject = subject.replace(/[\r\n]+/g, " ").slice(0, 998);
   if (input.sandbox) subject = `${SANDBOX_MARKER} ${subject}`;

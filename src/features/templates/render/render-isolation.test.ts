@@ -166,4 +166,32 @@ describe("render pool", () => {
       await pool.close();
     }
   });
+
+  it("composes an email without a template at once, even while the account's renders fill its queue", async () => {
+    const pool = createRenderPool({
+      workers: 1,
+      timeLimitMs: 300,
+      perAccount: 1,
+      maxWaitingPerAccount: 2,
+      memoryMb: 64,
+    });
+    try {
+      const order: string[] = [];
+      const queued = [1, 2, 3].map(() =>
+        pool.composeEmail(input(HOSTILE), 7).then(
+          () => order.push("template"),
+          () => order.push("template"),
+        ),
+      );
+      const email = await pool.composeEmail({ ...input(""), template: undefined }, 7);
+      order.push("default");
+      expect(email.subject).toBe("Subject");
+      expect(email.html).toContain('href="https://ferry.test/r/abc/"');
+      expect(email.text).toContain("https://ferry.test/r/abc/");
+      await Promise.all(queued);
+      expect(order[0]).toBe("default");
+    } finally {
+      await pool.close();
+    }
+  });
 });

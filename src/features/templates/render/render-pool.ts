@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import { AppError } from "../../../shared/errors.js";
 import type { TemplateEngineOptions, TemplateValidation } from "../engine/template-engine.js";
 import { TemplateError } from "../engine/template-error.js";
-import type { ComposedEmail } from "../message-composer.js";
+import { type ComposedEmail, composeDefaultEmail } from "../message-composer.js";
 import type { RenderAnswer, RenderTask } from "./render-worker.js";
 import type { TemplateRenderer } from "./renderer.js";
 
@@ -69,7 +69,8 @@ function renderWorkerSource(): Promise<string> {
 }
 
 /**
- * Renders untrusted templates on worker threads: the event loop never runs a template, a task past
+ * Renders untrusted templates on worker threads: the event loop never runs a template (an email
+ * without one is composed in place, from Ferry's own layout), a task past
  * its wall-clock limit terminates its worker (same TemplateError as the engine's own limit), a
  * worker that runs out of memory is replaced, and accounts share the workers fairly.
  */
@@ -196,7 +197,14 @@ export function createRenderPool(options: RenderPoolOptions): TemplateRenderer {
 
   return {
     validate: (source, accountId) => run<TemplateValidation>(accountId, { op: "validate", source }),
-    composeEmail: (input, accountId) => run<ComposedEmail>(accountId, { op: "composeEmail", input }),
+    // Only an owner's template needs a worker: Ferry's default layout runs no owner code, and its
+    // round trip to a worker (copying the input, waking the thread, the answer) cost more than it.
+    composeEmail: (input, accountId) =>
+      input.template
+        ? run<ComposedEmail>(accountId, { op: "composeEmail", input })
+        : closed
+          ? Promise.reject(new Error("the render pool is closed"))
+          : Promise.resolve().then(() => composeDefaultEmail(input)),
     async close() {
       closed = true;
       for (const pending of queue.splice(0)) pending.reject(new Error("the render pool is closed"));
