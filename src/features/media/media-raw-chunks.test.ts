@@ -241,6 +241,34 @@ describe("raw chunk bodies refused, as forms are", () => {
     expect(raw).toEqual(form);
   });
 
+  it("refuses a chunk without current_chunk before reading its body", async () => {
+    const { id } = await start(2, bytesOf(10));
+    // A body that sends one piece and then waits: only an answer given before the body is read
+    // can arrive; the stream is cancelled once it has.
+    let cancel!: () => void;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(64 * 1024));
+        cancel = () => controller.error(new Error("cancelled by the test"));
+      },
+    });
+    const res = await fetch(`${base}/v1/media/${id}`, {
+      method: "PUT",
+      headers: {
+        ...owner.headers,
+        "content-type": "application/octet-stream",
+        "content-length": String(CHUNK),
+      },
+      body: stalled,
+      duplex: "half",
+    } as RequestInit & { duplex: "half" });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ current_chunk: ["This field is required."] });
+    cancel();
+    const media = await answer(await fetch(`${base}/v1/media/${id}/`, { headers: owner.headers }));
+    expect(media.body).toMatchObject({ state: "uploading", received_chunks: [1], bytes: 10 });
+  }, 20_000);
+
   it.each(["0", "3", "abc", "-1"])("answers 400 to current_chunk=%s, as a form with it", async (value) => {
     const { id } = await start(2, bytesOf(10));
     const raw = await putRaw(id, `current_chunk=${value}`, bytesOf(3));

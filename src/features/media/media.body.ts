@@ -8,7 +8,7 @@ import { Readable } from "node:stream";
 import type { Multipart as MultipartPart } from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
-import { AppError } from "../../shared/errors.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
 import type { UploadPart } from "./media.context.js";
 
 /** A form-urlencoded body as parsed by `registerRawFormParser`: text fields and the raw `file` bytes. */
@@ -219,16 +219,21 @@ const RAW_CHUNK_FIELDS = ["current_chunk", "fingerprint"] as const;
 /**
  * The parts of a raw chunk body: `current_chunk` and `fingerprint` from the query string (before the
  * file, so the chunk is stored as it arrives), then the body as the file. No body at all (no
- * length, or 0, and no chunked encoding) is no file.
+ * length, or 0, and no chunked encoding) is no file. Without `current_chunk` the chunk is refused
+ * before a byte of it is read: unlike a form, a raw body has nowhere else to carry it.
  */
 async function* readRawChunk(request: FastifyRequest, body: RawBody): AsyncGenerator<UploadPart> {
   const query = (request.query ?? {}) as Record<string, unknown>;
+  let numbered = false;
   for (const name of RAW_CHUNK_FIELDS) {
     const value = query[name];
     // A repeated parameter counts once, as a repeated form field does (the first wins).
     const first = Array.isArray(value) ? value[0] : value;
-    if (typeof first === "string") yield { kind: "field", name, value: first };
+    if (typeof first !== "string") continue;
+    if (name === "current_chunk") numbered = true;
+    yield { kind: "field", name, value: first };
   }
+  if (!numbered) throw ValidationError.field("current_chunk", "This field is required.");
   const { headers } = request;
   const empty =
     headers["transfer-encoding"] === undefined &&
