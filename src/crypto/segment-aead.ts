@@ -4,6 +4,7 @@
  * data derivation are documented in segment-format.ts, re-exported here.
  */
 import { Transform, type TransformCallback } from "node:stream";
+import { consumerTransform } from "../shared/consumer-transform.js";
 import { IntegrityError } from "./integrity-error.js";
 import {
   assertDek,
@@ -89,25 +90,9 @@ export function createRangeDecryptStream(
   span: SegmentSpan,
 ): Transform {
   const decryptor = createRangeDecryptor(dek, partIndex, header, span);
-  return new Transform({
+  return consumerTransform(decryptor, {
     readableHighWaterMark: SEGMENT_PLAINTEXT_BYTES,
     writableHighWaterMark: SEGMENT_BLOB_BYTES,
-    transform(chunk: Buffer, _encoding, callback) {
-      try {
-        for (const piece of decryptor.update(chunk)) this.push(piece);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-    flush(callback) {
-      try {
-        for (const piece of decryptor.final()) this.push(piece);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
   });
 }
 

@@ -3,7 +3,8 @@
  * bytes while the store still owns them, so a store may pass views of a buffer it reuses (the
  * local store's direct reads do) instead of copying every byte into a fresh buffer first.
  */
-import { pipeline, type Readable, Transform } from "node:stream";
+import { pipeline, type Readable } from "node:stream";
+import { consumerTransform } from "../../shared/consumer-transform.js";
 
 /** What BlobStore.getThrough feeds a blob's bytes to. */
 export interface BlobConsumer {
@@ -24,23 +25,5 @@ export interface BlobConsumer {
  * nobody reuses, where views need no special care.
  */
 export function throughConsumer(source: Readable, consumer: BlobConsumer): Readable {
-  const through = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      try {
-        for (const out of consumer.update(chunk)) this.push(out);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-    flush(callback) {
-      try {
-        for (const out of consumer.final()) this.push(out);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-  });
-  return pipeline(source, through, () => {});
+  return pipeline(source, consumerTransform(consumer), () => {});
 }
