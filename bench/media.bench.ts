@@ -20,7 +20,12 @@ import { Agent, type ClientRequest, request as httpRequest, type IncomingHttpHea
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { AlignedBufferPool, DIRECT_WRITE_FLAGS, writeDirect } from "../src/adapters/blob-store/direct-io.js";
+import {
+  AlignedBufferPool,
+  DIRECT_WRITE_BUFFER_BYTES,
+  DIRECT_WRITE_FLAGS,
+  writeDirect,
+} from "../src/adapters/blob-store/direct-io.js";
 import { generateDataKey } from "../src/crypto/envelope.js";
 import { createEncryptStream } from "../src/crypto/segment-aead.js";
 import { deterministicStream } from "../test/helpers/media.js";
@@ -51,7 +56,7 @@ async function ceiling(dir: string): Promise<number> {
  * `ceiling`, which writes through the page cache.
  */
 async function directCeiling(dir: string): Promise<number | undefined> {
-  const buffers = new AlignedBufferPool(2).acquire(2);
+  const buffers = new AlignedBufferPool(2, DIRECT_WRITE_BUFFER_BYTES).acquire(2);
   if (DIRECT_WRITE_FLAGS === undefined || !buffers) return undefined;
   const path = join(dir, "ceiling-direct.bin");
   const started = performance.now();

@@ -19,8 +19,14 @@ import type { BlobConsumer } from "./blob-consumer.js";
 export const DIRECT_ALIGNMENT = 4096;
 /** Bytes per direct read or write. */
 const DIRECT_BUFFER_BYTES = 1024 * 1024;
+/**
+ * Bytes per buffer of a direct write. A write's two buffers take turns, so a block half the size of
+ * a read's costs it no waiting, and 16 chunks stored at once keep 16 MiB of them resident, not 32.
+ */
+export const DIRECT_WRITE_BUFFER_BYTES = 512 * 1024;
 const WASM_PAGE_BYTES = 64 * 1024;
-const PIECE_BYTES = DIRECT_BUFFER_BYTES / 4;
+// The most bytes of a read block handed to a consumer at once.
+const PIECE_BYTES = 256 * 1024;
 
 /** The open(2) flags of a new temporary blob file written with direct I/O; undefined where unsupported. */
 export const DIRECT_WRITE_FLAGS: number | undefined =
@@ -33,15 +39,21 @@ export const DIRECT_READ_FLAGS: number | undefined =
   constants.O_DIRECT === undefined ? undefined : constants.O_RDONLY | constants.O_DIRECT;
 
 /**
- * `size` page-aligned buffers of DIRECT_BUFFER_BYTES, carved from one WebAssembly memory reserved
- * on first use, and a block of zeros. Pages become resident only once a buffer is used, and the
- * most recently returned buffers are lent first, so few ever do.
+ * `size` page-aligned buffers of `bytes` each (1 MiB unless told; a multiple of 64 KiB), carved
+ * from one WebAssembly memory reserved on first use, and a block of zeros. Pages become resident
+ * only once a buffer is used, and the most recently returned buffers are lent first, so few ever do.
  */
 export class AlignedBufferPool {
   #free: Buffer[] | undefined;
   #zeros: Buffer | undefined;
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    readonly bytes: number = DIRECT_BUFFER_BYTES,
+  ) {
+    if (bytes <= 0 || bytes % WASM_PAGE_BYTES !== 0)
+      throw new RangeError(`aligned buffers must be a multiple of ${WASM_PAGE_BYTES} bytes`);
+  }
 
   /** `count` buffers, or undefined (and none taken) when fewer are free. */
   acquire(count: number): Buffer[] | undefined {
@@ -63,18 +75,17 @@ export class AlignedBufferPool {
 
   #allocate(): void {
     if (this.#free) return;
-    const pages = (this.size * DIRECT_BUFFER_BYTES) / WASM_PAGE_BYTES + 1;
+    const pages = (this.size * this.bytes) / WASM_PAGE_BYTES + 1;
     const { buffer } = new WebAssembly.Memory({ initial: pages, maximum: pages });
     this.#free = [];
-    for (let i = this.size - 1; i >= 0; i--)
-      this.#free.push(Buffer.from(buffer, i * DIRECT_BUFFER_BYTES, DIRECT_BUFFER_BYTES));
-    this.#zeros = Buffer.from(buffer, this.size * DIRECT_BUFFER_BYTES, DIRECT_ALIGNMENT);
+    for (let i = this.size - 1; i >= 0; i--) this.#free.push(Buffer.from(buffer, i * this.bytes, this.bytes));
+    this.#zeros = Buffer.from(buffer, this.size * this.bytes, DIRECT_ALIGNMENT);
   }
 }
 
 /**
  * Writes all of `body` to `handle` (opened with DIRECT_WRITE_FLAGS, empty) through two aligned
- * `buffers`: one is written while the other fills. Resolves with the byte count once every write has
+ * `buffers` of the same size: one is written while the other fills. Resolves with the byte count once every write has
  * completed and the file has its exact length; the caller still fsyncs (O_DIRECT does not flush
  * the device's cache, nor the file's size). On failure no write is left running on `buffers`.
  *
@@ -84,6 +95,7 @@ export class AlignedBufferPool {
  * the aligned buffer.
  */
 export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[]): Promise<number> {
+  const block = buffers[0]!.length;
   return new Promise<number>((resolve, reject) => {
     let current = 0;
     let filled = 0;
@@ -128,12 +140,12 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
       while (waiting.length > 0) {
         const piece = waiting[0]!;
         while (offset < piece.length) {
-          if (filled === DIRECT_BUFFER_BYTES) {
+          if (filled === block) {
             if (writing) {
               body.pause();
               return false;
             }
-            startWrite(DIRECT_BUFFER_BYTES);
+            startWrite(block);
           }
           const copied = piece.copy(buffers[current]!, filled, offset);
           filled += copied;
@@ -142,7 +154,7 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
         waiting.shift();
         offset = 0;
       }
-      if (filled === DIRECT_BUFFER_BYTES && !writing) startWrite(DIRECT_BUFFER_BYTES);
+      if (filled === block && !writing) startWrite(block);
       return true;
     };
     // Once the body has ended and every piece is copied: the last, padded block and the length.
@@ -211,8 +223,8 @@ export const COPY_OUT: BlobConsumer = {
 
 /**
  * A stream of bytes `start` to `end` (exclusive) of the file `handle` (opened with
- * DIRECT_READ_FLAGS) run through `consumer` (see BlobConsumer): each DIRECT_BUFFER_BYTES block is
- * read into the aligned `buffer` and handed to `consumer.update` as views of up to 256 KiB, one
+ * DIRECT_READ_FLAGS) run through `consumer` (see BlobConsumer): each block is read into the whole
+ * aligned `buffer` and handed to `consumer.update` as views of up to 256 KiB, one
  * view per `read()` of the stream that yields output, and the next block is read into `buffer`
  * only once all of the current one has been handed over. Ends early if the file is shorter.
  *
@@ -253,7 +265,7 @@ export function directReadStream(
       return;
     }
     filling = true;
-    reading = handle.read(buffer, 0, DIRECT_BUFFER_BYTES, block).then(
+    reading = handle.read(buffer, 0, buffer.length, block).then(
       ({ bytesRead }) => {
         filling = false;
         if (stream.destroyed) return;

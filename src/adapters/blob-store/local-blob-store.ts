@@ -17,6 +17,7 @@ import {
   COPY_OUT,
   DIRECT_ALIGNMENT,
   DIRECT_READ_FLAGS,
+  DIRECT_WRITE_BUFFER_BYTES,
   DIRECT_WRITE_FLAGS,
   directReadStream,
   writeDirect,
@@ -34,10 +35,11 @@ const FILE_SUFFIX = ".blob";
 const READ_CHUNK_BYTES = 256 * 1024;
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 const OPEN_ATTEMPTS = 4;
-// Aligned buffers for direct I/O, shared by every local store of the process: two per write (16
-// writes at once), one per read (32 reads at once; a slow download holds its buffer for as long as
-// it lasts, so readers never take the writers' buffers). Beyond that, the page cache is used.
-const writeBuffers = new AlignedBufferPool(32);
+// Aligned buffers for direct I/O, shared by every local store of the process: two of 512 KiB per
+// write (16 writes at once), one of 1 MiB per read (32 reads at once; a slow download holds its
+// buffer for as long as it lasts, so readers never take the writers' buffers). Beyond that, the
+// page cache is used. A read waits for each block it reads, so reads keep the larger block.
+const writeBuffers = new AlignedBufferPool(32, DIRECT_WRITE_BUFFER_BYTES);
 const readBuffers = new AlignedBufferPool(32);
 
 /**

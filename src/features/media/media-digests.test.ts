@@ -42,6 +42,38 @@ describe("Digests (worker thread)", () => {
     await digests.digest();
   });
 
+  it("asks uploads to wait once all of them together have filled the worker's queue", async () => {
+    // The worker answers in order: once an empty digest is back, every earlier batch is acknowledged.
+    await newDigests().digest();
+    const uploads = Array.from({ length: 6 }, () => newDigests());
+    const bytes = uploads.map((_, i) => Buffer.alloc(3 * 512 * 1024, i + 1));
+    // Three batches each: none is at its own cap (four), but the sixth brings the queue past 16.
+    const waits = uploads.map((d, i) => d.update(bytes[i]!));
+    expect(waits.slice(0, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(waits[5]).toBeInstanceOf(Promise);
+    await waits[5];
+    const results = await Promise.all(uploads.map((d) => d.digest()));
+    expect(results).toEqual(bytes.map((b) => expected(b)));
+  });
+
+  it("goes on for every waiting upload once the worker has caught up", async () => {
+    await newDigests().digest();
+    const uploads = Array.from({ length: 12 }, () => newDigests());
+    const fed = uploads.map(() => [] as Buffer[]);
+    // Each upload feeds whole batches and waits whenever it is asked to, all at once.
+    await Promise.all(
+      uploads.map(async (d, i) => {
+        for (let n = 0; n < 6; n++) {
+          const piece = Buffer.alloc(512 * 1024, i * 6 + n);
+          fed[i]!.push(piece);
+          await d.update(piece);
+        }
+      }),
+    );
+    const results = await Promise.all(uploads.map((d) => d.digest()));
+    expect(results).toEqual(fed.map((pieces) => expected(Buffer.concat(pieces))));
+  });
+
   it("keeps concurrent plaintexts apart, also from one disposed meanwhile", async () => {
     const a = newDigests();
     const b = newDigests();

@@ -12,10 +12,13 @@ export interface PlaintextDigest {
   md5: string;
 }
 
-// Bytes copied into one message to the worker, and how many such batches one upload may have
-// queued before `update` asks its caller to wait (back pressure, so memory stays bounded).
+// Bytes copied into one message to the worker, and how many such batches one upload, and all
+// uploads together, may have queued before `update` asks its caller to wait (back pressure, so
+// memory stays bounded). The worker is one thread: a longer queue does not make it hash faster,
+// and with a cap per upload alone, 20 uploads at once could keep 80 batches (40 MiB) waiting for it.
 const BATCH_BYTES = 512 * 1024;
 const MAX_BATCHES_IN_FLIGHT = 4;
+const MAX_BATCHES_IN_FLIGHT_IN_ALL = 16;
 // Batches handed back by the worker and kept for reuse (across uploads), at most this many. An
 // upload has up to MAX_BATCHES_IN_FLIGHT at the worker and one filling: with only
 // MAX_BATCHES_IN_FLIGHT pooled, every chunk of an upload sent alone allocated a fresh batch (64 per
@@ -76,6 +79,10 @@ class DigestWorkerHost {
   #nextId = 1;
   readonly #routes = new Map<number, Route>();
   readonly #pool: ArrayBuffer[] = [];
+  // Batches at the worker, of every upload; and the routes whose `update` waits for room, in the
+  // order they began to wait.
+  #inFlight = 0;
+  readonly #waiting: Route[] = [];
   // Replies still expected; the worker keeps the process alive only while this is above zero.
   #awaited = 0;
   readonly #finalizer = new FinalizationRegistry<number>((id) => this.drop(id));
@@ -97,6 +104,7 @@ class DigestWorkerHost {
   send(id: number, buf: ArrayBuffer, len: number): void {
     const route = this.#routes.get(id)!;
     route.inFlight++;
+    this.#inFlight++;
     const worker = this.#ensure();
     this.#expect(1);
     worker.postMessage({ op: "update", id, buf, len }, [buf]);
@@ -123,8 +131,45 @@ class DigestWorkerHost {
     this.#routes.delete(id);
     // A caller of `update` waiting for room goes on (its later updates are no-ops); no ack would
     // wake it once the route is gone, and it would hold what it was feeding for good.
-    for (const wake of route.wakers.splice(0)) wake();
+    this.#wake(route);
     this.#worker?.postMessage({ op: "drop", id });
+  }
+
+  /** Whether a caller that has just sent a batch on `route` should wait for room. */
+  full(route: Route): boolean {
+    return route.inFlight >= MAX_BATCHES_IN_FLIGHT || this.#inFlight >= MAX_BATCHES_IN_FLIGHT_IN_ALL;
+  }
+
+  /** Waits until `route` has room again (or is dropped, or the worker fails). */
+  wait(route: Route): Promise<void> {
+    return new Promise((resolve) => {
+      if (route.wakers.push(resolve) === 1) this.#waiting.push(route);
+    });
+  }
+
+  #wake(route: Route): void {
+    const at = this.#waiting.indexOf(route);
+    if (at >= 0) this.#waiting.splice(at, 1);
+    for (const wake of route.wakers.splice(0)) wake();
+  }
+
+  /**
+   * Wakes waiting routes in the order they began to wait, one per batch of room in all, skipping
+   * those still at their own cap; once the worker has nothing left, every one that may go on.
+   */
+  #wakeWaiting(): void {
+    let room =
+      this.#inFlight === 0 ? Number.POSITIVE_INFINITY : MAX_BATCHES_IN_FLIGHT_IN_ALL - this.#inFlight;
+    for (let i = 0; i < this.#waiting.length && room > 0; ) {
+      const route = this.#waiting[i]!;
+      if (route.inFlight >= MAX_BATCHES_IN_FLIGHT) {
+        i++;
+        continue;
+      }
+      this.#waiting.splice(i, 1);
+      for (const wake of route.wakers.splice(0)) wake();
+      room--;
+    }
   }
 
   /** Sends a message that has no reply (`mark`, `rewind`); ordered after the updates sent before it. */
@@ -144,10 +189,11 @@ class DigestWorkerHost {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#awaited = 0;
+      this.#inFlight = 0;
       for (const route of this.#routes.values()) {
         route.error ??= error;
         route.inFlight = 0;
-        for (const wake of route.wakers.splice(0)) wake();
+        this.#wake(route);
         route.done?.reject(error);
         route.done = undefined;
       }
@@ -171,9 +217,9 @@ class DigestWorkerHost {
     const route = this.#routes.get(reply.id);
     if (reply.op === "ack") {
       if (this.#pool.length < MAX_POOLED_BATCHES) this.#pool.push(reply.buf);
-      if (!route) return;
-      route.inFlight--;
-      if (route.inFlight < MAX_BATCHES_IN_FLIGHT) for (const wake of route.wakers.splice(0)) wake();
+      this.#inFlight--;
+      if (route) route.inFlight--;
+      this.#wakeWaiting();
       return;
     }
     this.#routes.delete(reply.id);
@@ -202,22 +248,26 @@ export class Digests {
     this.#route = route;
   }
 
-  /** Adds `chunk`; resolves (when a promise is returned) once the worker has room again. */
+  /**
+   * Adds `chunk`; when it filled a batch and the worker's queue (this upload's, or all uploads')
+   * is full, returns a promise that resolves once there is room again.
+   */
   update(chunk: Uint8Array): Promise<void> | undefined {
     if (this.#closed || this.#route.error) return undefined;
     let offset = 0;
+    let sent = false;
     while (offset < chunk.length) {
       this.#batch ??= host!.batch();
       const n = Math.min(chunk.length - offset, BATCH_BYTES - this.#fill);
       new Uint8Array(this.#batch, this.#fill, n).set(chunk.subarray(offset, offset + n));
       this.#fill += n;
       offset += n;
-      if (this.#fill === BATCH_BYTES) this.#send();
+      if (this.#fill === BATCH_BYTES) {
+        this.#send();
+        sent = true;
+      }
     }
-    if (this.#route.inFlight < MAX_BATCHES_IN_FLIGHT) return undefined;
-    return new Promise((resolve) => {
-      this.#route.wakers.push(resolve);
-    });
+    return sent && host!.full(this.#route) ? host!.wait(this.#route) : undefined;
   }
 
   /**
