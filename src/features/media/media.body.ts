@@ -4,7 +4,7 @@
  * buffered, so bounded by the chunk size) and, for chunks, application/octet-stream (the whole body
  * is the chunk, streamed; its fields come from the query string; ADR 0041).
  */
-import { Readable } from "node:stream";
+import { pipeline, Readable, Transform } from "node:stream";
 import type { Multipart as MultipartPart } from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
@@ -216,13 +216,42 @@ export interface UploadLimits {
 /** The text fields a raw chunk body takes from the query string (the rest of a chunk form's fields). */
 const RAW_CHUNK_FIELDS = ["current_chunk", "fingerprint"] as const;
 
+/** The most bytes a raw chunk body may carry, and the error (413) for one that carries more. */
+export interface RawChunkCap {
+  bytes: number;
+  tooLarge(): AppError;
+}
+
+/**
+ * `source` failing with `cap.tooLarge()` as soon as more than `cap.bytes` have passed. Joined by
+ * `pipeline`, which stops a request stream without closing its socket, so the 413 still goes out.
+ */
+function capped(source: Readable, cap: RawChunkCap): Readable {
+  let bytes = 0;
+  const limiter = new Transform({
+    transform(piece: Buffer, _encoding, callback) {
+      bytes += piece.length;
+      if (bytes > cap.bytes) callback(cap.tooLarge());
+      else callback(null, piece);
+    },
+  });
+  // The limiter carries any error on to whoever reads it; the callback has nothing to add.
+  return pipeline(source, limiter, () => {});
+}
+
 /**
  * The parts of a raw chunk body: `current_chunk` and `fingerprint` from the query string (before the
  * file, so the chunk is stored as it arrives), then the body as the file. No body at all (no
  * length, or 0, and no chunked encoding) is no file. Without `current_chunk` the chunk is refused
- * before a byte of it is read: unlike a form, a raw body has nowhere else to carry it.
+ * before a byte of it is read: unlike a form, a raw body has nowhere else to carry it. With `cap`,
+ * a declared length over it is refused before anything else, and a longer stream fails as it passes.
  */
-async function* readRawChunk(request: FastifyRequest, body: RawBody): AsyncGenerator<UploadPart> {
+async function* readRawChunk(
+  request: FastifyRequest,
+  body: RawBody,
+  cap: RawChunkCap | undefined,
+): AsyncGenerator<UploadPart> {
+  if (cap && Number(request.headers["content-length"] ?? "0") > cap.bytes) throw cap.tooLarge();
   const query = (request.query ?? {}) as Record<string, unknown>;
   let numbered = false;
   for (const name of RAW_CHUNK_FIELDS) {
@@ -238,15 +267,19 @@ async function* readRawChunk(request: FastifyRequest, body: RawBody): AsyncGener
   const empty =
     headers["transfer-encoding"] === undefined &&
     (headers["content-length"] === undefined || headers["content-length"] === "0");
-  if (!empty) yield { kind: "file", field: "file", stream: body.stream };
+  if (!empty) yield { kind: "file", field: "file", stream: cap ? capped(body.stream, cap) : body.stream };
 }
 
 /**
  * The parts of a raw chunk body (see `readRawChunk`), or undefined when the request's body is not
- * one. For page chunk routes, which read their multipart bodies themselves.
+ * one. For page chunk routes, which read their multipart bodies themselves; their chunk size is
+ * `cap`, below the media service's own limit (MAX_CHUNK_BYTES).
  */
-export function rawChunkParts(request: FastifyRequest): AsyncIterable<UploadPart> | undefined {
-  return request.body instanceof RawBody ? readRawChunk(request, request.body) : undefined;
+export function rawChunkParts(
+  request: FastifyRequest,
+  cap?: RawChunkCap,
+): AsyncIterable<UploadPart> | undefined {
+  return request.body instanceof RawBody ? readRawChunk(request, request.body, cap) : undefined;
 }
 
 /**

@@ -11,6 +11,11 @@ function extensionOf(name: string): string {
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
 }
 
+/** 413 for a chunk over the page's chunk size. */
+function chunkTooLarge(rules: UploadRules): AppError {
+  return new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+}
+
 /** Checks the first chunk's fields against the request's upload rules; throws ValidationError. */
 function checkFirstChunk(fields: Record<string, string>, rules: UploadRules): void {
   const name = (fields.name ?? "").trim();
@@ -44,12 +49,16 @@ export async function* uploadPieces(
   rules: UploadRules,
   first: boolean,
 ): AsyncGenerator<UploadPiece> {
-  const raw = first ? undefined : rawChunkParts(request);
+  // A later chunk as the raw body (ADR 0041), capped at the page's chunk size as a multipart file
+  // part is: a declared length over it is refused before any byte is read, a longer stream (chunked
+  // transfer encoding) as soon as it passes it.
+  const raw = first
+    ? undefined
+    : rawChunkParts(request, {
+        bytes: rules.chunkBytes,
+        tooLarge: () => chunkTooLarge(rules),
+      });
   if (raw) {
-    // A later chunk as the raw body (ADR 0041): a declared length over the page's chunk size is
-    // refused before any byte is read; the media service's meter stops a longer stream.
-    if (Number(request.headers["content-length"] ?? "0") > rules.chunkBytes)
-      throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
     yield* raw;
     return;
   }
@@ -83,14 +92,12 @@ export async function* uploadPieces(
         filename: part.filename,
         mimetype: part.mimetype,
       };
-      if (part.file.truncated)
-        throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+      if (part.file.truncated) throw chunkTooLarge(rules);
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
     const code = (err as { code?: string }).code ?? "";
-    if (/LIMIT|TOO_LARGE/.test(code))
-      throw new AppError("PAYLOAD_TOO_LARGE", `A chunk may hold at most ${rules.chunkBytes} bytes.`);
+    if (/LIMIT|TOO_LARGE/.test(code)) throw chunkTooLarge(rules);
     throw new AppError("INVALID_REQUEST", "Malformed multipart body (missing or wrong boundary).");
   }
 }
