@@ -1,12 +1,15 @@
 // The compiled server: src/main.ts bundled by esbuild into dist/ferry.mjs (npm packages stay
-// external), with the template render worker beside it as dist/render-worker.cjs. Built on the first
+// external but typebox and Kysely), with the template render worker beside it as dist/render-worker.cjs. Built on the first
 // start after a clone and again whenever a source file is newer than the bundle, so `ferry` always
 // runs the sources as they are without a type-stripping loader in the process (ADR 0030).
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repository = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Dependencies bundled into dist/ferry.mjs rather than imported from node_modules at run time. */
+const BUNDLED_PACKAGES = ["typebox", "kysely"];
 
 /** Newest modification time of the server's sources (tests and browser scripts do not count). */
 function newestSource(dir) {
@@ -21,9 +24,13 @@ function newestSource(dir) {
   return newest;
 }
 
-function isFresh(bundle, srcDir) {
+/** Newer than every source and than the install of every bundled package (an upgrade rebuilds). */
+function isFresh(bundle, root) {
   try {
-    return statSync(bundle).mtimeMs >= newestSource(srcDir);
+    const installed = BUNDLED_PACKAGES.map(
+      (name) => statSync(join(root, "node_modules", name, "package.json")).mtimeMs,
+    );
+    return statSync(bundle).mtimeMs >= Math.max(newestSource(join(root, "src")), ...installed);
   } catch {
     return false;
   }
@@ -60,7 +67,7 @@ export async function compiledServer(root = repository) {
   const srcDir = join(root, "src");
   const distDir = join(root, "dist");
   const bundle = join(distDir, "ferry.mjs");
-  if (isFresh(bundle, srcDir)) return bundle;
+  if (isFresh(bundle, root)) return bundle;
   const { build } = await import("esbuild");
   const common = { bundle: true, platform: "node", target: "node20", write: false, logLevel: "warning" };
   const [server, renderWorker] = await Promise.all([
@@ -73,7 +80,12 @@ export async function compiledServer(root = repository) {
       splitting: true,
       chunkNames: "chunks/[name]-[hash]",
       outExtension: { ".js": ".mjs" },
-      packages: "external",
+      // npm packages stay external, except the ES module packages of many files that every start
+      // loads: typebox and Kysely are 640 modules, each resolved, read and linked by node's loader
+      // (ADR 0040, last addendum).
+      external: Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies).filter(
+        (name) => !BUNDLED_PACKAGES.includes(name),
+      ),
       jsx: "automatic",
       jsxImportSource: "preact",
     }),

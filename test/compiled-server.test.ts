@@ -4,6 +4,7 @@
  */
 import {
   cpSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -27,7 +28,19 @@ describe("the compiled server", () => {
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), "ferry-build-"));
     cpSync(join(repo, "src"), join(root, "src"), { recursive: true });
-    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+    cpSync(join(repo, "package.json"), join(root, "package.json"));
+    // The packages linked one by one, and typebox's package.json copied: the test may date it.
+    mkdirSync(join(root, "node_modules"));
+    for (const name of readdirSync(join(repo, "node_modules"))) {
+      if (name !== "typebox") symlinkSync(join(repo, "node_modules", name), join(root, "node_modules", name));
+    }
+    mkdirSync(join(root, "node_modules", "typebox"));
+    for (const name of readdirSync(join(repo, "node_modules", "typebox"))) {
+      const from = join(repo, "node_modules", "typebox", name);
+      const to = join(root, "node_modules", "typebox", name);
+      if (name === "package.json") cpSync(from, to);
+      else symlinkSync(from, to);
+    }
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -52,6 +65,24 @@ describe("the compiled server", () => {
     const s3 = chunks.find((name) => name.startsWith("s3-blob-store-"));
     expect(s3).toBeDefined();
     expect(readFileSync(join(root, "dist", "chunks", s3!), "utf8")).toContain("@aws-sdk/client-s3");
+  });
+
+  it("carries typebox and Kysely in the bundle and imports the other packages", () => {
+    const entry = readFileSync(join(root, "dist", "ferry.mjs"), "utf8");
+    expect(entry).not.toMatch(/from "(typebox|kysely)(\/[^"]*)?"/);
+    expect(entry).toContain("// node_modules/typebox/");
+    expect(entry).toContain("// node_modules/kysely/");
+    expect(entry).toMatch(/from "fastify"/);
+    expect(entry).not.toContain("// node_modules/fastify/");
+  });
+
+  it("is rebuilt when a bundled package is installed anew", async () => {
+    const bundle = join(root, "dist", "ferry.mjs");
+    const built = statSync(bundle).mtimeMs;
+    const later = new Date(built + 60_000);
+    utimesSync(join(root, "node_modules", "typebox", "package.json"), later, later);
+    await build(root);
+    expect(statSync(bundle).mtimeMs).not.toBe(built);
   });
 
   it("is kept while no server source changed, even when a test did", async () => {

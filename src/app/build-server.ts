@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
-import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, {
   type FastifyBaseLogger,
@@ -17,6 +16,7 @@ import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
 import { lazyCompilers } from "../http/lazy-compilers.js";
+import { lazyOpenApi } from "../http/lazy-openapi.js";
 import { installNulGuard } from "../http/nul-bytes.js";
 import { finishOpenApiDocument, transformRouteSchema } from "../http/openapi.js";
 import { type RateLimitState, rateLimitHeaders, tighterLimit } from "../http/rate-limit.js";
@@ -161,7 +161,8 @@ export async function buildServer(
     return payload;
   });
 
-  await app.register(swagger, {
+  // @fastify/swagger's document, with the plugin loaded on the first request for it (src/http/lazy-openapi.ts).
+  lazyOpenApi(app, {
     transform: ({ schema, url, route }) =>
       transformRouteSchema({ schema: schema as Record<string, unknown>, url, route }),
     transformObject: (documentObject) =>
@@ -192,7 +193,7 @@ export async function buildServer(
   // the pages' strict CSP (src/web/api-reference.tsx).
   let reference: string | undefined;
   const docsPage = async (request: FastifyRequest, reply: FastifyReply) => {
-    reference ??= renderApiReference(app.swagger() as unknown as Record<string, unknown>);
+    reference ??= renderApiReference(app.openApiDocument());
     applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
     reply.header("cache-control", "public, max-age=300");
     return reply.type("text/html; charset=utf-8").send(reference);
@@ -200,7 +201,7 @@ export async function buildServer(
   app.get("/docs", { config: { public: true }, schema: { hide: true } }, docsPage);
 
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () =>
-    app.swagger(),
+    app.openApiDocument(),
   );
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {

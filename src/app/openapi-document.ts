@@ -27,7 +27,7 @@ export async function generateOpenApiDocument(
     try {
       const app = await buildServer(ferry);
       await app.ready();
-      const document = app.swagger() as unknown as Record<string, unknown>;
+      const document = app.openApiDocument();
       await app.close();
       return JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     } finally {

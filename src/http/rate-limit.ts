@@ -1,11 +1,15 @@
+import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from "rate-limiter-flexible";
+import type * as Flexible from "rate-limiter-flexible";
 import { AppError } from "../shared/errors.js";
+
+// The package's index loads every backend it has (Mongo, MySQL, Postgres, Memcache, DynamoDB...);
+// only the classes used are required, from their own files, and the Redis one with the first Redis.
+const require = createRequire(import.meta.url);
+const RateLimiterMemory =
+  require("rate-limiter-flexible/lib/RateLimiterMemory.js") as typeof Flexible.RateLimiterMemory;
+const RateLimiterRes =
+  require("rate-limiter-flexible/lib/RateLimiterRes.js") as typeof Flexible.RateLimiterRes;
 
 /** The outcome of one counted call, for the RateLimit headers. */
 export interface RateLimitState {
@@ -26,13 +30,16 @@ export interface RateLimitRule {
  * is unreachable the counts fall back to memory so the API keeps answering.
  */
 export class RateLimiter {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly limiters = new Map<string, Flexible.RateLimiterAbstract>();
 
   constructor(
     rules: RateLimitRule[],
     redis: Redis | undefined,
     private readonly prefix = "ferry",
   ) {
+    const RateLimiterRedis = redis
+      ? (require("rate-limiter-flexible/lib/RateLimiterRedis.js") as typeof Flexible.RateLimiterRedis)
+      : undefined;
     for (const rule of rules) {
       const memory = new RateLimiterMemory({
         points: rule.points,
@@ -41,7 +48,7 @@ export class RateLimiter {
       });
       this.limiters.set(
         rule.name,
-        redis
+        RateLimiterRedis
           ? new RateLimiterRedis({
               storeClient: redis,
               points: rule.points,

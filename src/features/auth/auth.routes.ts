@@ -1,5 +1,4 @@
 import type { FastifyRequest } from "fastify";
-import { decodeJwt } from "jose";
 import { Type } from "typebox";
 import { requireAuth } from "../../http/auth.js";
 import { readFormLikeBody } from "../../http/body-parsers.js";
@@ -9,6 +8,7 @@ import type { RouteModule } from "../../shared/feature.js";
 import { isLocale, type Locale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
 import type { AccountRow, ApplicationRow } from "./auth.repository.js";
 import type { AuthService } from "./auth.service.js";
+import { loadJose } from "./jose.js";
 
 const TokenBody = Type.Object({ token: Type.String({ description: "A JWT." }) }, { title: "TokenInput" });
 const TokenResponse = Type.Object(
@@ -31,8 +31,8 @@ const TokenResponse = Type.Object(
 );
 
 /** The answer of get_token and token_refresh: the token and when it expires (from its own claims). */
-function withExpiry(token: string): { token: string; expires_in?: number; exp?: number } {
-  const { exp, iat } = decodeJwt(token);
+async function withExpiry(token: string): Promise<{ token: string; expires_in?: number; exp?: number }> {
+  const { exp, iat } = (await loadJose()).decodeJwt(token);
   return typeof exp === "number" && typeof iat === "number"
     ? { token, expires_in: exp - iat, exp }
     : { token };

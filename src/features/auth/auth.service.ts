@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from "node:crypto";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
@@ -27,6 +26,7 @@ import {
   touchApplication,
   updateAccountLanguage,
 } from "./auth.repository.js";
+import { loadJose } from "./jose.js";
 
 /** The claims Ferry puts in every token. */
 export interface TokenClaims {
@@ -237,6 +237,7 @@ export class AuthService {
       throw new AppError("AUTHENTICATION_FAILURE", "Signature has expired.");
     }
     let payload: Record<string, unknown>;
+    const { errors: joseErrors, jwtVerify } = await loadJose();
     try {
       const result = await jwtVerify(
         token,
@@ -322,6 +323,7 @@ export class AuthService {
 
   private async sign(claims: Omit<TokenClaims, "exp">): Promise<string> {
     const kid = this.keyRing.activeKid;
+    const { SignJWT } = await loadJose();
     return new SignJWT({ app_id: claims.app_id, account_id: claims.account_id, orig_iat: claims.orig_iat })
       .setProtectedHeader({ alg: "HS256", typ: "JWT", kid })
       .setIssuedAt(claims.iat)
