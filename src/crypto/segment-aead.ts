@@ -52,28 +52,18 @@ export function createEncryptStream(dek: Buffer, partIndex: number): EncryptStre
 }
 
 /**
- * Decrypts a whole blob, or its tail: blob bytes in (the header, then the segments from
- * `firstSegment`, default 0, to the end of the blob), verified plaintext out. Emits IntegrityError
- * (pushing nothing more) on any tampering, truncation or trailing data, or when the blob's header
- * differs from `expectedHeader`; never emits unverified bytes. Throws TypeError/RangeError
- * synchronously on a bad dek, partIndex or firstSegment.
+ * Decrypts a whole blob: blob bytes in (the header, then every segment), verified plaintext out.
+ * Emits IntegrityError (pushing nothing more) on any tampering, truncation or trailing data, or
+ * when the blob's header differs from `expectedHeader`; never emits unverified bytes. Throws
+ * TypeError/RangeError synchronously on a bad dek or partIndex. Byte ranges go through
+ * createRangeDecryptStream or createRangeDecryptor.
  */
 export function createDecryptStream(
   dek: Buffer,
   partIndex: number,
-  opts: { firstSegment?: number; expectedHeader?: Buffer } = {},
+  opts: { expectedHeader?: Buffer } = {},
 ): Transform {
-  const firstSegment = opts.firstSegment ?? 0;
-  assertNonNegativeInteger(firstSegment, "firstSegment");
-  return new SegmentDecryptStream(dek, partIndex, {
-    header: undefined,
-    expectedHeader: opts.expectedHeader,
-    firstSegment,
-    lastSegment: undefined,
-    finalAtEnd: true,
-    skipBytes: 0,
-    takeBytes: undefined,
-  });
+  return new SegmentDecryptStream(dek, partIndex, opts.expectedHeader);
 }
 
 /**
@@ -336,67 +326,42 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
   }
 }
 
-interface DecryptPlan {
-  /** Pre-fetched header, or undefined when the header is the first bytes of the input. */
-  header: Buffer | undefined;
-  /** When set, the header read from the input must equal it. */
-  expectedHeader: Buffer | undefined;
-  firstSegment: number;
-  /** Last segment expected in the input, when known. */
-  lastSegment: number | undefined;
-  /** Whether the last segment of the input must carry the final flag. */
-  finalAtEnd: boolean;
-  skipBytes: number;
-  takeBytes: number | undefined;
-}
-
+/** Whole-blob decryption, each segment's finality decided by where the input ends. */
 class SegmentDecryptStream extends Transform {
   readonly #dek: Buffer;
   readonly #partIndex: number;
-  readonly #plan: DecryptPlan;
+  readonly #expectedHeader: Buffer | undefined;
   readonly #input = new ByteQueue();
   #cipher: PartCipher | undefined;
-  #segmentIndex: number;
-  #skip: number;
-  #remaining: number;
+  #segmentIndex = 0;
 
-  constructor(dek: Buffer, partIndex: number, plan: DecryptPlan) {
+  constructor(dek: Buffer, partIndex: number, expectedHeader: Buffer | undefined) {
     assertDek(dek);
     assertPartIndex(partIndex);
     super({ readableHighWaterMark: SEGMENT_PLAINTEXT_BYTES, writableHighWaterMark: SEGMENT_BLOB_BYTES });
     this.#dek = dek;
     this.#partIndex = partIndex;
-    this.#plan = plan;
-    this.#segmentIndex = plan.firstSegment;
-    this.#skip = plan.skipBytes;
-    this.#remaining = plan.takeBytes ?? Number.POSITIVE_INFINITY;
+    this.#expectedHeader = expectedHeader;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.#input.push(chunk);
     try {
       if (!this.#cipher) {
-        // The header comes from the caller or from the input; either way it is validated here so a
-        // bad header surfaces as a stream error that pipeline() propagates to the source.
-        const header = this.#plan.header ?? this.#takeInputHeader();
-        if (!header) {
+        if (this.#input.length < BLOB_HEADER_BYTES) {
           callback();
           return;
         }
+        // Validated here so a bad header surfaces as a stream error that pipeline() propagates.
+        const header = Buffer.concat(this.#input.take(BLOB_HEADER_BYTES));
         parseBlobHeader(header);
-        if (this.#plan.expectedHeader && !header.equals(this.#plan.expectedHeader)) {
+        if (this.#expectedHeader && !header.equals(this.#expectedHeader)) {
           throw new IntegrityError("encrypted blob is not the one recorded for this part");
         }
         this.#cipher = new PartCipher(this.#dek, this.#partIndex, header);
       }
-      // With finality decided by end of input, a segment is non-final only once a byte beyond it
-      // is here; with a range ending before the final segment, every segment is non-final.
-      const lookahead = this.#plan.finalAtEnd ? 1 : 0;
-      while (this.#input.length >= SEGMENT_BLOB_BYTES + lookahead) {
-        this.#checkRoomForNonFinal();
-        this.#openSegment(SEGMENT_BLOB_BYTES, false);
-      }
-      if (this.#input.length > 0 && !this.#plan.finalAtEnd) this.#checkRoomForNonFinal();
+      // A segment is known not to be final only once a byte beyond it is here.
+      while (this.#input.length > SEGMENT_BLOB_BYTES) this.#openSegment(SEGMENT_BLOB_BYTES, false);
       callback();
     } catch (error) {
       callback(asIntegrityError(error));
@@ -405,43 +370,14 @@ class SegmentDecryptStream extends Transform {
 
   override _flush(callback: TransformCallback): void {
     try {
-      if (!this.#cipher) {
-        if (this.#plan.header) parseBlobHeader(this.#plan.header);
-        throw new IntegrityError("encrypted blob is truncated (no segments)");
+      if (!this.#cipher) throw new IntegrityError("encrypted blob is truncated (no segments)");
+      if (this.#input.length < SEGMENT_TAG_BYTES) {
+        throw new IntegrityError("encrypted blob is truncated (final segment missing)");
       }
-      const { finalAtEnd, lastSegment, takeBytes } = this.#plan;
-      if (finalAtEnd) {
-        if (this.#input.length < SEGMENT_TAG_BYTES) {
-          throw new IntegrityError("encrypted blob is truncated (final segment missing)");
-        }
-        if (lastSegment !== undefined && this.#segmentIndex !== lastSegment) {
-          throw new IntegrityError("encrypted blob does not end where the range expects");
-        }
-        this.#openSegment(this.#input.length, true);
-      } else {
-        if (this.#input.length > 0) throw new IntegrityError("encrypted range ends mid-segment");
-        if (this.#segmentIndex - 1 !== lastSegment) throw new IntegrityError("encrypted range is truncated");
-      }
-      if (takeBytes !== undefined && this.#remaining !== 0) {
-        throw new IntegrityError("encrypted blob is shorter than the range expects");
-      }
+      this.#openSegment(this.#input.length, true);
       callback();
     } catch (error) {
       callback(asIntegrityError(error));
-    }
-  }
-
-  #takeInputHeader(): Buffer | undefined {
-    if (this.#input.length < BLOB_HEADER_BYTES) return undefined;
-    return Buffer.concat(this.#input.take(BLOB_HEADER_BYTES));
-  }
-
-  #checkRoomForNonFinal(): void {
-    const { lastSegment, finalAtEnd } = this.#plan;
-    if (lastSegment === undefined) return;
-    const lastNonFinal = finalAtEnd ? lastSegment - 1 : lastSegment;
-    if (this.#segmentIndex > lastNonFinal) {
-      throw new IntegrityError("encrypted range is longer than expected");
     }
   }
 
@@ -461,20 +397,7 @@ class SegmentDecryptStream extends Transform {
       throw new IntegrityError(`segment ${this.#segmentIndex} failed authentication`, { cause: error });
     }
     this.#segmentIndex++;
-    for (const piece of plaintext) this.#emit(piece);
-  }
-
-  #emit(piece: Buffer): void {
-    let out = piece;
-    if (this.#skip > 0) {
-      const skipped = Math.min(this.#skip, out.length);
-      this.#skip -= skipped;
-      out = out.subarray(skipped);
-    }
-    if (out.length > this.#remaining) out = out.subarray(0, this.#remaining);
-    if (out.length === 0) return;
-    this.#remaining -= out.length;
-    this.push(out);
+    for (const piece of plaintext) this.push(piece);
   }
 }
 
