@@ -11,7 +11,22 @@ const repository = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Dependencies bundled into dist/ferry.mjs rather than imported from node_modules at run time. */
 const BUNDLED_PACKAGES = ["typebox", "kysely"];
 
-/** Newest modification time of the server's sources (tests and browser scripts do not count). */
+/** The pages' client scripts (src/web/client/NAME.ts), built to dist/static/NAME.js. */
+const CLIENT_SCRIPTS = ["recipient", "dashboard"];
+
+/**
+ * How the pages' client scripts are bundled: ES2020, minified, no comments. src/web/assets.ts builds
+ * them with the same options when the server runs from its sources (a test compares the bytes).
+ */
+const CLIENT_SCRIPT_OPTIONS = {
+  bundle: true,
+  format: "esm",
+  target: "es2020",
+  minify: true,
+  legalComments: "none",
+};
+
+/** Newest modification time of the server's sources and the pages' scripts (tests do not count). */
 function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -30,6 +45,7 @@ function isFresh(bundle, root) {
     const installed = BUNDLED_PACKAGES.map(
       (name) => statSync(join(root, "node_modules", name, "package.json")).mtimeMs,
     );
+    for (const name of CLIENT_SCRIPTS) statSync(join(root, "dist", "static", `${name}.js`));
     return statSync(bundle).mtimeMs >= Math.max(newestSource(join(root, "src")), ...installed);
   } catch {
     return false;
@@ -68,9 +84,9 @@ export async function compiledServer(root = repository) {
   const distDir = join(root, "dist");
   const bundle = join(distDir, "ferry.mjs");
   if (isFresh(bundle, root)) return bundle;
-  const { build } = await import("esbuild");
+  const { build, stop } = await import("esbuild");
   const common = { bundle: true, platform: "node", target: "node20", write: false, logLevel: "warning" };
-  const [server, renderWorker] = await Promise.all([
+  const [server, renderWorker, clientScripts] = await Promise.all([
     build({
       ...common,
       entryPoints: { ferry: join(srcDir, "main.ts") },
@@ -95,8 +111,22 @@ export async function compiledServer(root = repository) {
       entryPoints: [join(srcDir, "features/templates/render/render-worker.ts")],
       format: "cjs",
     }),
-  ]);
+    // The pages' scripts, served from dist/static/: a start never runs esbuild (src/web/assets.ts
+    // builds them the same way when the server runs from its sources).
+    build({
+      ...CLIENT_SCRIPT_OPTIONS,
+      entryPoints: CLIENT_SCRIPTS.map((name) => join(srcDir, "web", "client", `${name}.ts`)),
+      outdir: join(distDir, "static"),
+      write: false,
+      logLevel: "warning",
+    }),
+  ]).finally(() =>
+    // esbuild's service process would otherwise stay beside the server it has just built.
+    stop(),
+  );
   mkdirSync(join(distDir, "chunks"), { recursive: true });
+  mkdirSync(join(distDir, "static"), { recursive: true });
+  for (const file of clientScripts.outputFiles) writeAtomically(file.path, file.contents);
   writeAtomically(join(distDir, "render-worker.cjs"), asciiOnly(renderWorker.outputFiles[0].text));
   // Chunks first (their names carry a content hash), the entry last: a start never imports a chunk
   // that is not there yet. Chunks of earlier builds stay for starts that still run those builds.

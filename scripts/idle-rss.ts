@@ -1,7 +1,8 @@
 /**
  * Resident memory of an idle `ferry serve` on its embedded defaults (SQLite and blobs in a fresh data
  * directory, the README's one-command start): starts the server, waits for /readyz, reads VmRSS,
- * RssAnon and RssFile from /proc/PID/status 5 s later (IDLE_RSS_SETTLE_MS) and again once settled,
+ * RssAnon and RssFile from /proc/PID/status (and Children: the VmRSS of any process the server started,
+ * which should be none) 5 s later (IDLE_RSS_SETTLE_MS) and again once settled,
  * 20 s after /readyz (IDLE_RSS_SETTLED_MS), stops it; 5 times (IDLE_RSS_RUNS), then prints min /
  * median / max in MiB of each. "Settled" is after V8's memory reducer, which runs its first
  * compacting collections about 8 s after a process starts and returns start-up's garbage. The
@@ -11,7 +12,7 @@
  *
  * IDLE_RSS_NODE_ARGS adds node flags (the server then runs as `node <Ferry's flags> <these> bin/ferry.mjs`).
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: a plain JavaScript module of the command-line entry, without type declarations.
@@ -22,14 +23,33 @@ const runs = Number(process.env.IDLE_RSS_RUNS ?? 5);
 const settleMs = Number(process.env.IDLE_RSS_SETTLE_MS ?? 5000);
 const settledMs = Math.max(settleMs, Number(process.env.IDLE_RSS_SETTLED_MS ?? 20000));
 const nodeArgs = (process.env.IDLE_RSS_NODE_ARGS ?? "").split(" ").filter(Boolean);
-const fields = ["VmRSS", "RssAnon", "RssFile"] as const;
+const fields = ["VmRSS", "RssAnon", "RssFile", "Children"] as const;
 type Sample = Record<(typeof fields)[number], number>;
 
-/** The process's resident sizes in MiB. */
+/** Resident size in KiB of `field` in /proc/PID/status. */
+async function statusKib(pid: string | number, field: string): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+}
+
+/** PIDs of the processes `pid` started, and of theirs. */
+async function descendants(pid: string | number): Promise<string[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => []);
+  const children: string[] = [];
+  for (const tid of tasks) {
+    const list = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
+    children.push(...list.split(" ").filter(Boolean));
+  }
+  const nested = await Promise.all(children.map(descendants));
+  return [...children, ...nested.flat()];
+}
+
+/** The server's resident sizes in MiB, and the VmRSS of any process it started. */
 async function sample(pid: number): Promise<Sample> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return Object.fromEntries(fields.map((f) => [f, kib(f) / 1024])) as Sample;
+  const [vm, anon, file] = await Promise.all(["VmRSS", "RssAnon", "RssFile"].map((f) => statusKib(pid, f)));
+  const children = await Promise.all((await descendants(pid)).map((child) => statusKib(child, "VmRSS")));
+  const total = children.reduce((sum, kib) => sum + kib, 0);
+  return { VmRSS: vm! / 1024, RssAnon: anon! / 1024, RssFile: file! / 1024, Children: total / 1024 };
 }
 
 async function once(): Promise<[Sample, Sample]> {

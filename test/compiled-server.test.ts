@@ -18,7 +18,8 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain JavaScript module of the command-line entry, without type declarations.
 import { compiledServer } from "../bin/compiled-server.mjs";
-import { runFerry } from "./helpers/process.js";
+import { buildWebAssets } from "../src/web/assets.js";
+import { freePort, runFerry, spawnFerry, waitForHttp } from "./helpers/process.js";
 
 const repo = resolve(import.meta.dirname, "..");
 const build = compiledServer as (root: string) => Promise<string>;
@@ -49,6 +50,22 @@ describe("the compiled server", () => {
     expect(bundle).toBe(join(root, "dist", "ferry.mjs"));
     expect(statSync(bundle).size).toBeGreaterThan(100_000);
     expect(statSync(join(root, "dist", "render-worker.cjs")).size).toBeGreaterThan(10_000);
+  });
+
+  it("carries the pages' scripts, the same bytes the sources build", async () => {
+    await build(root);
+    const fromSources = await buildWebAssets();
+    for (const name of ["recipient", "dashboard"]) {
+      const built = readFileSync(join(root, "dist", "static", `${name}.js`));
+      expect(built.length).toBeGreaterThan(500);
+      expect(built.equals(fromSources.get(`/static/${name}.js`)!.body)).toBe(true);
+    }
+  });
+
+  it("is rebuilt when a page script is missing", async () => {
+    rmSync(join(root, "dist", "static", "dashboard.js"));
+    await build(root);
+    expect(statSync(join(root, "dist", "static", "dashboard.js")).size).toBeGreaterThan(500);
   });
 
   it("is plain ASCII, so V8 holds its source in one byte per character", async () => {
@@ -105,6 +122,30 @@ describe("the compiled server", () => {
     utimesSync(join(root, "src", "shared", "ids.ts"), later, later);
     await build(root);
     expect(statSync(bundle).mtimeMs).not.toBe(built);
+  });
+
+  it("serves the pages' scripts it carries, with no process of its own beside it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "ferry-serve-"));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const server = spawnFerry(["serve"], { FERRY_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" });
+    try {
+      await waitForHttp(`${base}/readyz`, server);
+      const script = await fetch(`${base}/static/recipient.js`);
+      expect(script.status).toBe(200);
+      const served = Buffer.from(await script.arrayBuffer());
+      expect(served.equals(readFileSync(join(repo, "dist", "static", "recipient.js")))).toBe(true);
+      // No esbuild service (or any other child) stays beside a compiled server.
+      const pid = server.child.pid!;
+      const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+        readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean),
+      );
+      expect(children).toEqual([]);
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("runs the command line from the bundle", async () => {

@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
 import { assetUrls } from "./layout.js";
 
 /** One first-party static asset, kept in memory. */
@@ -15,9 +14,8 @@ interface WebAsset {
 }
 
 // Next to this module when it runs from src/; the compiled server (dist/) reads them from src/web.
-const webDir = existsSync(resolve(import.meta.dirname, "client"))
-  ? import.meta.dirname
-  : resolve(import.meta.dirname, "../src/web");
+const fromSources = existsSync(resolve(import.meta.dirname, "client"));
+const webDir = fromSources ? import.meta.dirname : resolve(import.meta.dirname, "../src/web");
 
 /** Paths of the client entry and the default stylesheet (sources, in the repository). */
 const assetSources = {
@@ -33,47 +31,63 @@ function toAsset(body: Buffer, contentType: string): WebAsset {
   return { body, gzip: gzipSync(body, { level: 9 }), contentType, etag };
 }
 
+/** The pages' client scripts, minified: recipient.js and dashboard.js. */
+interface ClientScripts {
+  recipient: Buffer;
+  dashboard: Buffer;
+}
+
+let builtFromSources: Promise<ClientScripts> | undefined;
+
 /**
- * Bundles the client script with esbuild (ES2020, minified, no source in pages) and reads the default
- * stylesheet; returns them by URL path. Runs once at server start, in memory: nothing is written, so
- * concurrent servers never race on a build directory. `scripts/build-web.ts` writes the same output to
- * src/web/static/build/ for inspection.
+ * The client scripts. The compiled server reads them from dist/static/, where its build put them, so
+ * a start never runs esbuild (whose service process would stay beside the server, about 17 MiB).
+ * From the sources they are bundled once per process, with the options of bin/compiled-server.mjs.
+ */
+function clientScripts(): Promise<ClientScripts> {
+  if (!fromSources) {
+    const built = (name: string) => readFileSync(resolve(import.meta.dirname, "static", `${name}.js`));
+    return Promise.resolve({ recipient: built("recipient"), dashboard: built("dashboard") });
+  }
+  builtFromSources ??= (async () => {
+    const { build } = await import("esbuild");
+    const bundle = async (entry: string) => {
+      const result = await build({
+        entryPoints: [entry],
+        bundle: true,
+        format: "esm",
+        target: "es2020",
+        minify: true,
+        write: false,
+        legalComments: "none",
+        logLevel: "silent",
+      });
+      const output = result.outputFiles[0];
+      if (!output) throw new Error(`esbuild produced no output for ${entry}`);
+      return Buffer.from(output.contents);
+    };
+    const [recipient, dashboard] = await Promise.all([
+      bundle(assetSources.clientEntry),
+      bundle(assetSources.dashboardEntry),
+    ]);
+    return { recipient, dashboard };
+  })();
+  return builtFromSources;
+}
+
+/**
+ * The first-party assets by URL path: the client scripts and the stylesheets, with their gzip and
+ * ETag, kept in memory. `scripts/build-web.ts` writes the same output to src/web/static/build/ for
+ * inspection.
  */
 export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
-  const bundle = (entry: string) =>
-    build({
-      entryPoints: [entry],
-      bundle: true,
-      format: "esm",
-      target: "es2020",
-      minify: true,
-      write: false,
-      legalComments: "none",
-      logLevel: "silent",
-    });
-  const dashboard = (await bundle(assetSources.dashboardEntry)).outputFiles[0];
-  if (!dashboard) throw new Error("esbuild produced no output for the dashboard client script");
-  const result = await build({
-    entryPoints: [assetSources.clientEntry],
-    bundle: true,
-    format: "esm",
-    target: "es2020",
-    minify: true,
-    write: false,
-    legalComments: "none",
-    logLevel: "silent",
-  });
-  const js = result.outputFiles[0];
-  if (!js) throw new Error("esbuild produced no output for the recipient client script");
+  const scripts = await clientScripts();
   const assets = new Map<string, WebAsset>();
-  assets.set(assetUrls.js, toAsset(Buffer.from(js.contents), "text/javascript; charset=utf-8"));
+  assets.set(assetUrls.js, toAsset(scripts.recipient, "text/javascript; charset=utf-8"));
   assets.set(assetUrls.css, toAsset(readFileSync(assetSources.stylesheet), "text/css; charset=utf-8"));
   assets.set(assetUrls.icon, toAsset(readFileSync(assetSources.favicon), "image/svg+xml"));
   // The dashboard's own script (copy buttons) and stylesheet, under the same CSP.
-  assets.set(
-    "/static/dashboard.js",
-    toAsset(Buffer.from(dashboard.contents), "text/javascript; charset=utf-8"),
-  );
+  assets.set("/static/dashboard.js", toAsset(scripts.dashboard, "text/javascript; charset=utf-8"));
   assets.set(
     "/static/dashboard.css",
     toAsset(readFileSync(assetSources.dashboardStylesheet), "text/css; charset=utf-8"),

@@ -52,9 +52,11 @@ export function callMeta(request: FastifyRequest): CallMeta {
 }
 
 /**
- * Sends a download: headers, the streamed body, and the outcome recorded once the response ends
- * (complete only when every byte was handed to the connection; whether the client read them is
- * unknown, hence the grace period of limited files). Shared with the recipient pages.
+ * Sends a download: headers, the streamed body, and the outcome recorded once the response ends.
+ * It is complete when every byte was handed to the connection (whether the client read them is
+ * unknown, hence the grace period of limited files): the response finished, or, with a
+ * Content-Length, the body's bytes were all written before the connection closed. A client that
+ * has its Content-Length may close before the body stream's own end. Shared with the recipient pages.
  */
 export function sendDownload(
   reply: FastifyReply,
@@ -65,12 +67,25 @@ export function sendDownload(
     settle(complete: boolean): Promise<void>;
   },
 ): FastifyReply {
+  const response = reply.raw;
+  const length = download.headers["content-length"];
+  const expected = length === undefined ? undefined : Number(length);
+  let handed = 0;
   let finished = false;
-  reply.raw.once("finish", () => {
+  if (expected !== undefined) {
+    // Listening once the body is piped leaves its flow to the pipe; each chunk is counted after
+    // the pipe wrote it, and only while the connection could still take it.
+    response.once("pipe", (source: NodeJS.ReadableStream) => {
+      source.on("data", (chunk: Buffer) => {
+        if (response.socket && !response.socket.destroyed) handed += chunk.length;
+      });
+    });
+  }
+  response.once("finish", () => {
     finished = true;
   });
-  reply.raw.once("close", () => {
-    void download.settle(finished);
+  response.once("close", () => {
+    void download.settle(finished || handed === expected);
   });
   return reply.code(download.status).headers(download.headers).send(download.body);
 }
