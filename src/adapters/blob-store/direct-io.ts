@@ -21,7 +21,7 @@ export const DIRECT_ALIGNMENT = 4096;
 const DIRECT_BUFFER_BYTES = 1024 * 1024;
 /**
  * Bytes per buffer of a direct write. A write's two buffers take turns, so a block half the size of
- * a read's costs it no waiting, and 16 chunks stored at once keep 16 MiB of them resident, not 32.
+ * a read's costs it no waiting, and the write pool holds 16 MiB, not 32.
  */
 export const DIRECT_WRITE_BUFFER_BYTES = 512 * 1024;
 const WASM_PAGE_BYTES = 64 * 1024;
@@ -55,6 +55,11 @@ export class AlignedBufferPool {
       throw new RangeError(`aligned buffers must be a multiple of ${WASM_PAGE_BYTES} bytes`);
   }
 
+  /** How many buffers are free. */
+  get available(): number {
+    return this.#free?.length ?? this.size;
+  }
+
   /** `count` buffers, or undefined (and none taken) when fewer are free. */
   acquire(count: number): Buffer[] | undefined {
     this.#allocate();
@@ -84,10 +89,11 @@ export class AlignedBufferPool {
 }
 
 /**
- * Writes all of `body` to `handle` (opened with DIRECT_WRITE_FLAGS, empty) through two aligned
- * `buffers` of the same size: one is written while the other fills. Resolves with the byte count once every write has
- * completed and the file has its exact length; the caller still fsyncs (O_DIRECT does not flush
- * the device's cache, nor the file's size). On failure no write is left running on `buffers`.
+ * Writes all of `body` to `handle` (opened with DIRECT_WRITE_FLAGS, empty) through one or two aligned
+ * `buffers` of the same size: with two, one is written while the other fills; with one, the body
+ * waits while it is written. Resolves with the byte count once every write has completed and the
+ * file has its exact length; the caller still fsyncs (O_DIRECT does not flush the device's cache,
+ * nor the file's size). On failure no write is left running on `buffers`.
  *
  * The body is read piece by piece as it is pushed ('data' events, paused while both buffers are
  * taken), not through its async iterator: that reads whatever the stream has buffered as one
@@ -101,7 +107,7 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
     let filled = 0;
     let position = 0;
     let writing: Promise<void> | undefined;
-    // Pieces (the first from `offset`) that found both buffers taken; the body is paused meanwhile.
+    // Pieces (the first from `offset`) that found every buffer taken; the body is paused meanwhile.
     const waiting: Buffer[] = [];
     let offset = 0;
     let ended = false;
@@ -123,7 +129,7 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
       const write = writeFully(handle, buffers[current]!, length, position);
       writing = write;
       position += length;
-      current ^= 1;
+      current = (current + 1) % buffers.length;
       filled = 0;
       write.then(() => {
         writing = undefined;
@@ -135,7 +141,7 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
         if (ended) finish();
       }, fail);
     };
-    // Copies the waiting pieces into the buffers; false when both are taken again.
+    // Copies the waiting pieces into the buffers; false when every one is taken again.
     const drain = (): boolean => {
       while (waiting.length > 0) {
         const piece = waiting[0]!;
@@ -146,6 +152,11 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
               return false;
             }
             startWrite(block);
+          }
+          // A single buffer is being written: the piece waits for it.
+          if (writing && buffers.length === 1) {
+            body.pause();
+            return false;
           }
           const copied = piece.copy(buffers[current]!, filled, offset);
           filled += copied;
@@ -181,7 +192,7 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
     function onData(piece: Buffer) {
       if (settled) return;
       waiting.push(piece);
-      // Only the piece just pushed waits, unless both buffers were already taken.
+      // Only the piece just pushed waits, unless every buffer was already taken.
       if (waiting.length === 1) drain();
     }
     function onEnd() {

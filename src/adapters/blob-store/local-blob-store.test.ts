@@ -119,8 +119,10 @@ describe("LocalBlobStore on disk", () => {
   });
 
   it("writes more blobs at once than it has direct buffers for, every one whole", async () => {
-    const blobs = Array.from({ length: 24 }, (_, i) => randomBytes(2 * MiB + 1000 * i));
-    // Each source yields over several turns of the event loop, so all 24 writes overlap.
+    // 8 writes take two buffers, 16 one (each waiting while it is written), and 6 go through the
+    // page cache.
+    const blobs = Array.from({ length: 30 }, (_, i) => randomBytes(2 * MiB + 1000 * i));
+    // Each source yields over several turns of the event loop, so all 30 writes overlap.
     const slowly = (data: Buffer) =>
       Readable.from(
         (async function* () {

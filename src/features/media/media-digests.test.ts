@@ -85,6 +85,30 @@ describe("Digests (worker thread)", () => {
     expect(await a.digest()).toEqual(expected(Buffer.from("first")));
   });
 
+  it("keeps apart uploads whose pieces share batches, through checkpoints, rewinds and a dispose", async () => {
+    const uploads = Array.from({ length: 5 }, () => newDigests());
+    const kept = uploads.map(() => [] as Buffer[]);
+    const abandoned = newDigests();
+    // Uneven pieces, taken from each upload in turn, so every batch carries several uploads.
+    for (let round = 0; round < 40; round++) {
+      for (const [i, d] of uploads.entries()) {
+        const piece = randomBytes(((round * 31 + i * 17) % 23) * 4099 + 1);
+        if (round === 20 && i === 2) d.checkpoint();
+        if (round >= 20 && round < 25 && i === 2) {
+          await d.update(piece); // fed after the checkpoint, then forgotten below
+          continue;
+        }
+        if (round === 25 && i === 2) d.rewind();
+        kept[i]!.push(piece);
+        await d.update(piece);
+      }
+      if (round === 10) abandoned.update(randomBytes(70_000));
+      if (round === 12) abandoned.dispose();
+    }
+    const results = await Promise.all(uploads.map((d) => d.digest()));
+    expect(results).toEqual(kept.map((pieces) => expected(Buffer.concat(pieces))));
+  });
+
   it("ignores bytes fed after dispose", () => {
     const dropped = newDigests();
     dropped.update(Buffer.from("x"));

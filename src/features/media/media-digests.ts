@@ -12,17 +12,17 @@ export interface PlaintextDigest {
   md5: string;
 }
 
-// Bytes copied into one message to the worker, and how many such batches one upload, and all
-// uploads together, may have queued before `update` asks its caller to wait (back pressure, so
-// memory stays bounded). The worker is one thread: a longer queue does not make it hash faster,
-// and with a cap per upload alone, 20 uploads at once could keep 80 batches (40 MiB) waiting for it.
+// Bytes copied into one message to the worker. A batch is shared by every upload of the process:
+// it carries the pieces of several uploads one after another, each tagged with its upload, so 20
+// uploads at once fill one batch rather than keeping 20 partly filled ones (10 MiB) between them.
 const BATCH_BYTES = 512 * 1024;
-const MAX_BATCHES_IN_FLIGHT = 4;
+// Bytes of one upload, and batches of all uploads together, that may be at the worker before
+// `update` asks its caller to wait (back pressure, so memory stays bounded). The worker is one
+// thread: a longer queue does not make it hash faster.
+const MAX_BYTES_IN_FLIGHT = 4 * BATCH_BYTES;
 const MAX_BATCHES_IN_FLIGHT_IN_ALL = 16;
-// Batches handed back by the worker and kept for reuse (across uploads), at most this many. An
-// upload has up to MAX_BATCHES_IN_FLIGHT at the worker and one filling: with only
-// MAX_BATCHES_IN_FLIGHT pooled, every chunk of an upload sent alone allocated a fresh batch (64 per
-// 256 MiB), memory the garbage collector then had to account for and free.
+// Batches handed back by the worker and kept for reuse, at most this many; with at most
+// MAX_BATCHES_IN_FLIGHT_IN_ALL at the worker and one filling, few are ever allocated afresh.
 const MAX_POOLED_BATCHES = 8;
 
 // Eval'd CommonJS, so the worker needs no TypeScript loader (the server runs through tsx).
@@ -33,12 +33,18 @@ const states = new Map();
 const fresh = () => ({ sha256: createHash("sha256"), md5: createHash("md5"), mark: undefined });
 parentPort.on("message", (m) => {
   if (m.op === "update") {
-    let s = states.get(m.id);
-    if (!s) states.set(m.id, (s = fresh()));
-    const bytes = Buffer.from(m.buf, 0, m.len);
-    s.sha256.update(bytes);
-    s.md5.update(bytes);
-    parentPort.postMessage({ op: "ack", id: m.id, buf: m.buf }, [m.buf]);
+    // m.pieces: upload id and byte count of each piece, in the order they fill m.buf.
+    for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
+      const id = m.pieces[i];
+      const len = m.pieces[i + 1];
+      let s = states.get(id);
+      if (!s) states.set(id, (s = fresh()));
+      const bytes = Buffer.from(m.buf, at, len);
+      s.sha256.update(bytes);
+      s.md5.update(bytes);
+      at += len;
+    }
+    parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
   } else if (m.op === "mark") {
     let s = states.get(m.id);
     if (!s) states.set(m.id, (s = fresh()));
@@ -60,11 +66,12 @@ parentPort.on("message", (m) => {
 `;
 
 type WorkerReply =
-  | { op: "ack"; id: number; buf: ArrayBuffer }
+  | { op: "ack"; buf: ArrayBuffer }
   | { op: "digest"; id: number; sha256: string; md5: string };
 
 /** What the host tracks for one live `Digests`. */
 interface Route {
+  /** Bytes of this upload sent to the worker and not yet acknowledged. */
   inFlight: number;
   /** Resolve the callers of `update` waiting for room. */
   wakers: (() => void)[];
@@ -79,6 +86,12 @@ class DigestWorkerHost {
   #nextId = 1;
   readonly #routes = new Map<number, Route>();
   readonly #pool: ArrayBuffer[] = [];
+  // The batch being filled, its bytes used, and the id and byte count of each piece in it.
+  #batch: ArrayBuffer | undefined;
+  #fill = 0;
+  #pieces: number[] = [];
+  // For each batch at the worker, in the order sent (the worker answers in order), its pieces.
+  readonly #sent: number[][] = [];
   // Batches at the worker, of every upload; and the routes whose `update` waits for room, in the
   // order they began to wait.
   #inFlight = 0;
@@ -96,18 +109,39 @@ class DigestWorkerHost {
     return { id, route };
   }
 
-  /** A batch buffer, reused when one is pooled. */
-  batch(): ArrayBuffer {
-    return this.#pool.pop() ?? new ArrayBuffer(BATCH_BYTES);
+  /** Copies `chunk` into the shared batch as bytes of upload `id`, sending each batch it fills. */
+  append(id: number, chunk: Uint8Array): void {
+    let offset = 0;
+    while (offset < chunk.length) {
+      this.#batch ??= this.#pool.pop() ?? new ArrayBuffer(BATCH_BYTES);
+      const n = Math.min(chunk.length - offset, BATCH_BYTES - this.#fill);
+      new Uint8Array(this.#batch, this.#fill, n).set(chunk.subarray(offset, offset + n));
+      this.#fill += n;
+      offset += n;
+      const last = this.#pieces.length - 2;
+      if (last >= 0 && this.#pieces[last] === id) this.#pieces[last + 1]! += n;
+      else this.#pieces.push(id, n);
+      if (this.#fill === BATCH_BYTES) this.flush();
+    }
   }
 
-  send(id: number, buf: ArrayBuffer, len: number): void {
-    const route = this.#routes.get(id)!;
-    route.inFlight++;
+  /** Sends the batch being filled, if it holds anything (before a message that must follow its bytes). */
+  flush(): void {
+    if (this.#fill === 0) return;
+    const buf = this.#batch!;
+    const pieces = this.#pieces;
+    this.#batch = undefined;
+    this.#fill = 0;
+    this.#pieces = [];
+    for (let i = 0; i < pieces.length; i += 2) {
+      const route = this.#routes.get(pieces[i]!);
+      if (route) route.inFlight += pieces[i + 1]!;
+    }
+    this.#sent.push(pieces);
     this.#inFlight++;
     const worker = this.#ensure();
     this.#expect(1);
-    worker.postMessage({ op: "update", id, buf, len }, [buf]);
+    worker.postMessage({ op: "update", buf, pieces }, [buf]);
   }
 
   digest(id: number, owner: object): Promise<PlaintextDigest> {
@@ -119,6 +153,7 @@ class DigestWorkerHost {
     }
     return new Promise((resolve, reject) => {
       route.done = { resolve, reject };
+      this.flush();
       const worker = this.#ensure();
       this.#expect(1);
       worker.postMessage({ op: "digest", id });
@@ -132,12 +167,14 @@ class DigestWorkerHost {
     // A caller of `update` waiting for room goes on (its later updates are no-ops); no ack would
     // wake it once the route is gone, and it would hold what it was feeding for good.
     this.#wake(route);
+    // Its bytes still in the batch go first, so the worker's state for it is created before the drop.
+    this.flush();
     this.#worker?.postMessage({ op: "drop", id });
   }
 
-  /** Whether a caller that has just sent a batch on `route` should wait for room. */
+  /** Whether a caller that has just fed bytes on `route` should wait for room. */
   full(route: Route): boolean {
-    return route.inFlight >= MAX_BATCHES_IN_FLIGHT || this.#inFlight >= MAX_BATCHES_IN_FLIGHT_IN_ALL;
+    return route.inFlight >= MAX_BYTES_IN_FLIGHT || this.#inFlight >= MAX_BATCHES_IN_FLIGHT_IN_ALL;
   }
 
   /** Waits until `route` has room again (or is dropped, or the worker fails). */
@@ -162,7 +199,7 @@ class DigestWorkerHost {
       this.#inFlight === 0 ? Number.POSITIVE_INFINITY : MAX_BATCHES_IN_FLIGHT_IN_ALL - this.#inFlight;
     for (let i = 0; i < this.#waiting.length && room > 0; ) {
       const route = this.#waiting[i]!;
-      if (route.inFlight >= MAX_BATCHES_IN_FLIGHT) {
+      if (route.inFlight >= MAX_BYTES_IN_FLIGHT) {
         i++;
         continue;
       }
@@ -174,6 +211,7 @@ class DigestWorkerHost {
 
   /** Sends a message that has no reply (`mark`, `rewind`); ordered after the updates sent before it. */
   notify(id: number, op: "mark" | "rewind"): void {
+    this.flush();
     this.#ensure().postMessage({ op, id });
   }
 
@@ -190,6 +228,10 @@ class DigestWorkerHost {
       this.#worker = undefined;
       this.#awaited = 0;
       this.#inFlight = 0;
+      this.#sent.length = 0;
+      // Bytes not sent yet belong to the failed uploads: none of them reaches a new worker.
+      this.#fill = 0;
+      this.#pieces = [];
       for (const route of this.#routes.values()) {
         route.error ??= error;
         route.inFlight = 0;
@@ -214,14 +256,18 @@ class DigestWorkerHost {
 
   #onReply(reply: WorkerReply): void {
     this.#expect(-1);
-    const route = this.#routes.get(reply.id);
     if (reply.op === "ack") {
       if (this.#pool.length < MAX_POOLED_BATCHES) this.#pool.push(reply.buf);
       this.#inFlight--;
-      if (route) route.inFlight--;
+      const pieces = this.#sent.shift() ?? [];
+      for (let i = 0; i < pieces.length; i += 2) {
+        const route = this.#routes.get(pieces[i]!);
+        if (route) route.inFlight -= pieces[i + 1]!;
+      }
       this.#wakeWaiting();
       return;
     }
+    const route = this.#routes.get(reply.id);
     this.#routes.delete(reply.id);
     route?.done?.resolve({ sha256: reply.sha256, md5: reply.md5 });
   }
@@ -237,8 +283,6 @@ let host: DigestWorkerHost | undefined;
 export class Digests {
   readonly #id: number;
   readonly #route: Route;
-  #batch: ArrayBuffer | undefined;
-  #fill = 0;
   #closed = false;
 
   constructor() {
@@ -249,25 +293,13 @@ export class Digests {
   }
 
   /**
-   * Adds `chunk`; when it filled a batch and the worker's queue (this upload's, or all uploads')
-   * is full, returns a promise that resolves once there is room again.
+   * Adds `chunk`; when this upload's bytes at the worker, or all uploads' batches there, are at
+   * their cap, returns a promise that resolves once there is room again.
    */
   update(chunk: Uint8Array): Promise<void> | undefined {
     if (this.#closed || this.#route.error) return undefined;
-    let offset = 0;
-    let sent = false;
-    while (offset < chunk.length) {
-      this.#batch ??= host!.batch();
-      const n = Math.min(chunk.length - offset, BATCH_BYTES - this.#fill);
-      new Uint8Array(this.#batch, this.#fill, n).set(chunk.subarray(offset, offset + n));
-      this.#fill += n;
-      offset += n;
-      if (this.#fill === BATCH_BYTES) {
-        this.#send();
-        sent = true;
-      }
-    }
-    return sent && host!.full(this.#route) ? host!.wait(this.#route) : undefined;
+    host!.append(this.#id, chunk);
+    return host!.full(this.#route) ? host!.wait(this.#route) : undefined;
   }
 
   /**
@@ -276,21 +308,18 @@ export class Digests {
    */
   checkpoint(): void {
     if (this.#closed || this.#route.error) return;
-    if (this.#fill > 0) this.#send();
     host!.notify(this.#id, "mark");
   }
 
   /** Returns to the last checkpoint (to the empty state when there is none); the checkpoint stays. */
   rewind(): void {
     if (this.#closed || this.#route.error) return;
-    this.#fill = 0;
     host!.notify(this.#id, "rewind");
   }
 
   /** The digests of everything fed so far. Rejects if the worker failed; call at most once. */
   digest(): Promise<PlaintextDigest> {
     if (this.#closed) return Promise.reject(new Error("digests already finished"));
-    if (this.#fill > 0) this.#send();
     this.#closed = true;
     return host!.digest(this.#id, this);
   }
@@ -301,12 +330,6 @@ export class Digests {
     this.#closed = true;
     host!.unregister(this);
     host!.drop(this.#id);
-  }
-
-  #send(): void {
-    host!.send(this.#id, this.#batch!, this.#fill);
-    this.#batch = undefined;
-    this.#fill = 0;
   }
 }
 
