@@ -13,6 +13,7 @@ import {
 } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
+import { releaseWhenWritten } from "../../shared/owned-buffers.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
 import {
   chunkParts,
@@ -54,7 +55,8 @@ export function callMeta(request: FastifyRequest): CallMeta {
 /**
  * Sends a download: headers, the streamed body, and the outcome recorded once the response ends
  * (complete only when every byte was handed to the connection; whether the client read them is
- * unknown, hence the grace period of limited files). Shared with the recipient pages.
+ * unknown, hence the grace period of limited files). Shared with the recipient pages. Buffers of
+ * `body` marked owned are freed once written: `body` must not keep them (ADR 0047).
  */
 export function sendDownload(
   reply: FastifyReply,
@@ -72,6 +74,8 @@ export function sendDownload(
   reply.raw.once("close", () => {
     void download.settle(finished);
   });
+  // The decrypted pieces are freed as soon as the socket has written them (ADR 0047).
+  releaseWhenWritten(reply.raw);
   return reply.code(download.status).headers(download.headers).send(download.body);
 }
 

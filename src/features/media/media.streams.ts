@@ -2,7 +2,7 @@
  * Stream plumbing of media: metering uploads (size limit, digests), encrypting a part into the
  * blob store, and reading a media's plaintext (whole or a byte range) back across its parts.
  */
-import { pipeline, Readable, Transform, type TransformCallback } from "node:stream";
+import { finished, pipeline, Readable, Transform, type TransformCallback } from "node:stream";
 import type { BlobStore } from "../../adapters/blob-store/blob-store.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
 import {
@@ -143,7 +143,7 @@ async function* plaintextPieces(
       const decrypted = await next!;
       next = open(i + 1);
       try {
-        for await (const piece of decrypted) yield piece as Buffer;
+        yield* pushedPieces(decrypted);
       } finally {
         decrypted.destroy();
       }
@@ -207,17 +207,65 @@ async function readHeader(store: BlobStore, key: string): Promise<Buffer> {
 function noop(): void {}
 
 /**
+ * The buffers of `source` one at a time, each the very object that was pushed. A byte stream's
+ * own async iterator joins whatever is buffered into a new buffer: a copy of most of a download,
+ * and one the connection could not free once written (the decryptor's buffers can: ADR 0047).
+ * Ends with the stream, throws its error, and destroys it when finished or stopped early.
+ */
+async function* pushedPieces(source: Readable): AsyncGenerator<Buffer, void, undefined> {
+  const queue: Buffer[] = [];
+  let done = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resume = wake;
+    wake = undefined;
+    resume?.();
+  };
+  const onData = (piece: Buffer) => {
+    queue.push(piece);
+    source.pause();
+    notify();
+  };
+  source.on("data", onData);
+  const cleanup = finished(source, { writable: false }, (error) => {
+    if (error) failure = error;
+    done = true;
+    notify();
+  });
+  try {
+    for (;;) {
+      const piece = queue.shift();
+      if (piece) {
+        if (queue.length === 0 && !done) source.resume();
+        yield piece;
+      } else if (failure) {
+        throw failure;
+      } else if (done) {
+        return;
+      } else {
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    }
+  } finally {
+    source.off("data", onData);
+    cleanup();
+    source.destroy();
+  }
+}
+
+/**
  * Reads a stream's first piece before anything is sent, so a failure at the very start (a
  * missing or tampered first segment) can still be answered with a JSON error. Resolves with a
  * stream that replays that piece and continues; rejects with the source's error.
  */
 export async function primeStream(source: Readable): Promise<Readable> {
-  const iterator = source[Symbol.asyncIterator]();
+  const iterator = pushedPieces(source);
   const first = await iterator.next();
   async function* replay(): AsyncGenerator<Buffer> {
     try {
       if (first.done) return;
-      yield first.value as Buffer;
+      yield first.value;
       for (;;) {
         const next = await iterator.next();
         if (next.done) return;
