@@ -5,6 +5,7 @@
  */
 import { Transform, type TransformCallback } from "node:stream";
 import { consumerTransform } from "../shared/consumer-transform.js";
+import { markOwned } from "../shared/owned-buffers.js";
 import { IntegrityError } from "./integrity-error.js";
 import {
   assertDek,
@@ -45,7 +46,9 @@ export interface EncryptStream extends Transform {
 
 /**
  * Encrypts one part: plaintext in, blob bytes (header, then segments) out, with back pressure.
- * Throws TypeError/RangeError synchronously unless dek is 32 bytes and partIndex a uint32.
+ * Throws TypeError/RangeError synchronously unless dek is 32 bytes and partIndex a uint32. The
+ * ciphertext buffers (not the header nor the tags) are each the only view of their memory and
+ * marked so (`markOwned`): whoever copies one out last may free it.
  */
 export function createEncryptStream(dek: Buffer, partIndex: number): EncryptStream {
   return new SegmentEncryptStream(dek, partIndex);
@@ -92,7 +95,7 @@ export function createRangeDecryptStream(
  * `update` never keeps its argument (nor a view of it) beyond the call: it may be a view of a
  * buffer the caller refills right after. Both throw IntegrityError on any failure, after which
  * the decryptor is unusable. Throws TypeError/RangeError synchronously on a bad dek, partIndex or
- * span.
+ * span. Every buffer returned is the only view of its memory and marked so (`markOwned`).
  */
 export function createRangeDecryptor(
   dek: Buffer,
@@ -243,7 +246,8 @@ export class SegmentDecryptor {
       if (piece.length > this.#remaining) piece = piece.subarray(0, this.#remaining);
       if (piece.length === 0) continue;
       this.#remaining -= piece.length;
-      out.push(piece);
+      // The only view of decipher's fresh output: freeable once the connection has written it.
+      out.push(markOwned(piece));
     }
   }
 }
@@ -318,8 +322,9 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
     const cipher = this.#cipher.cipher(this.#segmentIndex++, final);
     // Pieces are at most 64 KiB in total, so the cipher is never fed an oversized buffer.
     for (const piece of pieces) {
+      // Fresh output of its own: a store that copies it out may free it at once (ADR 0047).
       const out = cipher.update(piece);
-      if (out.length > 0) this.push(out);
+      if (out.length > 0) this.push(markOwned(out));
     }
     cipher.final();
     this.push(cipher.getAuthTag());

@@ -13,6 +13,7 @@
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { finished, Readable } from "node:stream";
+import { releaseOwned } from "../../shared/owned-buffers.js";
 import type { BlobConsumer } from "./blob-consumer.js";
 
 /** Alignment of every direct write's address, offset and length (covers 512 and 4096-byte blocks). */
@@ -98,7 +99,8 @@ export class AlignedBufferPool {
  * The body is read piece by piece as it is pushed ('data' events, paused while both buffers are
  * taken), not through its async iterator: that reads whatever the stream has buffered as one
  * `Buffer.concat` of it, a copy of every byte into freshly allocated memory before the copy into
- * the aligned buffer.
+ * the aligned buffer. A piece marked owned (`markOwned`) is freed once copied: the body's
+ * producer handed it over.
  */
 export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[]): Promise<number> {
   const block = buffers[0]!.length;
@@ -164,6 +166,9 @@ export function writeDirect(handle: FileHandle, body: Readable, buffers: Buffer[
         }
         waiting.shift();
         offset = 0;
+        // Copied out: an owned piece (the encryption's output) is freed now, not at V8's next
+        // collection (ADR 0047).
+        releaseOwned(piece);
       }
       if (filled === block && !writing) startWrite(block);
       return true;

@@ -1,9 +1,10 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomFillSync } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { markOwned } from "../../shared/owned-buffers.js";
 import { runBlobStoreContract } from "./blob-store.contract.js";
 import { createBlobStore } from "./blob-store.js";
 import { LocalBlobStore } from "./local-blob-store.js";
@@ -99,6 +100,20 @@ describe("LocalBlobStore on disk", () => {
     expect(await store.put("media/5/part-1-a", body)).toEqual({ bytes: data.length });
     const onDisk = await readFile(join(dir, "blobs", "media", "5", "part-1-a.blob"));
     expect(onDisk.equals(data)).toBe(true);
+  });
+
+  it("frees each owned piece of a direct write once copied, and leaves other pieces alone", async () => {
+    const owned = Array.from({ length: 48 }, () => markOwned(randomFillSync(Buffer.alloc(65_552))));
+    const other = randomBytes(70_000);
+    const data = Buffer.concat([...owned.slice(0, 24), other, ...owned.slice(24)]);
+    const body = new Readable({ read() {} });
+    for (const piece of [...owned.slice(0, 24), other, ...owned.slice(24)]) body.push(piece);
+    body.push(null);
+    expect(await store.put("media/6/part-1-a", body)).toEqual({ bytes: data.length });
+    const onDisk = await readFile(join(dir, "blobs", "media", "6", "part-1-a.blob"));
+    expect(onDisk.equals(data)).toBe(true);
+    expect(owned.every((piece) => piece.length === 0)).toBe(true);
+    expect(other.length).toBe(70_000);
   });
 
   it("fails a direct write with the body's error, part way or before it starts, leaving no file", async () => {

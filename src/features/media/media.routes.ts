@@ -13,6 +13,7 @@ import {
 } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
+import { releaseWhenWritten } from "../../shared/owned-buffers.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
 import {
   chunkParts,
@@ -57,6 +58,7 @@ export function callMeta(request: FastifyRequest): CallMeta {
  * unknown, hence the grace period of limited files): the response finished, or, with a
  * Content-Length, the body's bytes were all written before the connection closed. A client that
  * has its Content-Length may close before the body stream's own end. Shared with the recipient pages.
+ * Buffers of `body` marked owned are freed once written: `body` must not keep them (ADR 0047).
  */
 export function sendDownload(
   reply: FastifyReply,
@@ -87,6 +89,8 @@ export function sendDownload(
   response.once("close", () => {
     void download.settle(finished || handed === expected);
   });
+  // The decrypted pieces are freed as soon as the socket has written them (ADR 0047).
+  releaseWhenWritten(response);
   return reply.code(download.status).headers(download.headers).send(download.body);
 }
 

@@ -2,7 +2,7 @@
  * Stream plumbing of media: metering uploads (size limit, digests), encrypting a part into the
  * blob store, and reading a media's plaintext (whole or a byte range) back across its parts.
  */
-import { pipeline, Readable, Transform, type TransformCallback } from "node:stream";
+import { finished, pipeline, Readable, Transform, type TransformCallback } from "node:stream";
 import type { BlobStore } from "../../adapters/blob-store/blob-store.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
 import {
@@ -102,15 +102,11 @@ export function readPlaintext(
   parts: MediaPartRow[],
   range?: ByteRange,
 ): Readable {
-  return Readable.from(plaintextPieces(store, dek, parts, range), { objectMode: false });
+  return new PlaintextStream(store, dek, planParts(parts, range));
 }
 
-async function* plaintextPieces(
-  store: BlobStore,
-  dek: Buffer,
-  parts: MediaPartRow[],
-  range: ByteRange | undefined,
-): AsyncGenerator<Buffer> {
+/** The parts holding `range` (all parts without one), each with its bytes to read. */
+function planParts(parts: MediaPartRow[], range: ByteRange | undefined): PlannedPart[] {
   const planned: PlannedPart[] = [];
   let offset = 0;
   for (const part of parts) {
@@ -130,29 +126,93 @@ async function* plaintextPieces(
     }
     planned.push({ part, size, local });
   }
-  // The next part is opened while the current one streams, so a media of many chunks does not
-  // wait for each blob's open and first read in turn. Its errors surface in order, when reached.
-  const open = (i: number) => {
-    const opening = i < planned.length ? openPlanned(store, dek, planned[i]!) : undefined;
-    opening?.catch(() => {});
-    return opening;
-  };
-  let next = open(0);
-  try {
-    for (let i = 0; i < planned.length; i++) {
-      const decrypted = await next!;
-      next = open(i + 1);
-      try {
-        for await (const piece of decrypted) yield piece as Buffer;
-      } finally {
-        decrypted.destroy();
-      }
-    }
-  } finally {
-    next?.then(
+  return planned;
+}
+
+/**
+ * The planned parts' plaintext, one part stream after another, each piece pushed on as the part
+ * stream pushed it (the decryptor's own buffer, which the connection frees once written: ADR
+ * 0047), the part paused while this stream is full. Reads up to 1 MiB ahead: a direct read's
+ * block, so the next block is read while the connection still has bytes to send.
+ */
+class PlaintextStream extends Readable {
+  readonly #store: BlobStore;
+  readonly #dek: Buffer;
+  readonly #planned: PlannedPart[];
+  #index = 0; // the next part to start streaming
+  #current: Readable | undefined;
+  #next: Promise<Readable> | undefined;
+  #opening = false;
+
+  constructor(store: BlobStore, dek: Buffer, planned: PlannedPart[]) {
+    super({ highWaterMark: 1024 * 1024 });
+    this.#store = store;
+    this.#dek = dek;
+    this.#planned = planned;
+  }
+
+  override _read(): void {
+    if (this.#current) this.#current.resume();
+    else if (!this.#opening) this.#startNext();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#current?.destroy();
+    this.#current = undefined;
+    this.#next?.then(
       (stream) => stream.destroy(),
       () => {},
     );
+    this.#next = undefined;
+    callback(error);
+  }
+
+  // The next part is opened while the current one streams, so a media of many chunks does not
+  // wait for each blob's open and first read in turn. Its errors surface in order, when reached.
+  #open(i: number): Promise<Readable> | undefined {
+    const opening =
+      i < this.#planned.length ? openPlanned(this.#store, this.#dek, this.#planned[i]!) : undefined;
+    opening?.catch(() => {});
+    return opening;
+  }
+
+  #startNext(): void {
+    const opening = this.#index === 0 ? this.#open(0) : this.#next;
+    if (!opening) {
+      this.push(null);
+      return;
+    }
+    this.#index++;
+    this.#next = this.#open(this.#index);
+    this.#opening = true;
+    opening.then(
+      (part) => {
+        this.#opening = false;
+        if (this.destroyed) {
+          part.destroy();
+          return;
+        }
+        this.#stream(part);
+      },
+      (error: Error) => {
+        this.#opening = false;
+        this.destroy(error);
+      },
+    );
+  }
+
+  #stream(part: Readable): void {
+    this.#current = part;
+    part.on("data", (piece: Buffer) => {
+      if (!this.push(piece)) part.pause();
+    });
+    finished(part, { writable: false }, (error) => {
+      if (this.#current !== part) return;
+      this.#current = undefined;
+      part.destroy();
+      if (error) this.destroy(error);
+      else this.#startNext();
+    });
   }
 }
 
@@ -208,26 +268,29 @@ function noop(): void {}
 
 /**
  * Reads a stream's first piece before anything is sent, so a failure at the very start (a
- * missing or tampered first segment) can still be answered with a JSON error. Resolves with a
- * stream that replays that piece and continues; rejects with the source's error.
+ * missing or tampered first segment) can still be answered with a JSON error. Resolves with the
+ * same stream, paused, that piece put back in front (the very buffer, so it can still be freed once
+ * written: ADR 0047); rejects with the source's error.
  */
 export async function primeStream(source: Readable): Promise<Readable> {
-  const iterator = source[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  async function* replay(): AsyncGenerator<Buffer> {
-    try {
-      if (first.done) return;
-      yield first.value as Buffer;
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) return;
-        yield next.value as Buffer;
-      }
-    } finally {
-      await iterator.return?.();
-    }
-  }
-  return Readable.from(replay(), { objectMode: false });
+  const first = await new Promise<Buffer | undefined>((resolve, reject) => {
+    const onData = (piece: Buffer) => {
+      source.pause();
+      source.off("data", onData);
+      resolve(piece);
+    };
+    source.on("data", onData);
+    // Left listening (its error listener too) until the caller has added its own: a failure after
+    // the first piece then destroys the stream rather than going unheard.
+    finished(source, { writable: false }, (error) => {
+      source.off("data", onData);
+      if (error) reject(error);
+      else resolve(undefined);
+    });
+  });
+  if (!first) return Readable.from([], { objectMode: false }); // it ended: nothing more to read
+  source.unshift(first);
+  return source;
 }
 
 /**
