@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { Readable, type Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
+import { markOwned } from "../shared/owned-buffers.js";
 import { IntegrityError } from "./integrity-error.js";
 import {
   BLOB_HEADER_BYTES,
@@ -138,6 +140,39 @@ describe("round trips", () => {
     );
     expect(outBytes).toBe(size);
     expect(outHash.digest("hex")).toBe(plainHash.digest("hex"));
+  });
+
+  it("frees each owned input piece once every byte of it is sealed, and no other input", async () => {
+    const K = 40 * 1024;
+    const plain = randomBytes(3 * S + 1000);
+    // Owned copies of 40 KiB each, straddling the segments' ends; then a view of `plain`, not owned.
+    const owned = [0, 1, 2, 3].map((k) => markOwned(Buffer.from(plain.subarray(k * K, (k + 1) * K))));
+    const tail = plain.subarray(4 * K);
+    const encrypt = createEncryptStream(dek, 0);
+    const blob: Buffer[] = [];
+    encrypt.on("data", (b: Buffer) => blob.push(Buffer.from(b)));
+    // The lengths once the stream has taken in everything written so far.
+    const lengths = async () => {
+      await new Promise(setImmediate);
+      return owned.map((b) => b.length);
+    };
+
+    encrypt.write(owned[0]);
+    encrypt.write(owned[1]);
+    // The first segment is sealed once a byte beyond it has arrived: all of the first piece is in
+    // it, the second only in part.
+    expect(await lengths()).toEqual([0, K, K, K]);
+    encrypt.write(owned[2]);
+    encrypt.write(owned[3]);
+    expect(await lengths()).toEqual([0, 0, 0, K]);
+    encrypt.write(tail);
+    expect(await lengths()).toEqual([0, 0, 0, 0]);
+    encrypt.end();
+    await once(encrypt, "end");
+    expect(tail.equals(plain.subarray(4 * K))).toBe(true);
+    const { output, error } = await run(createDecryptStream(dek, 0), Buffer.concat(blob));
+    expect(error).toBeUndefined();
+    expect(output.equals(plain)).toBe(true);
   });
 
   it("uses a fresh salt per blob, so re-encrypting a part never reuses a key", async () => {

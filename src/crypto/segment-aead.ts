@@ -5,7 +5,7 @@
  */
 import { Transform, type TransformCallback } from "node:stream";
 import { consumerTransform } from "../shared/consumer-transform.js";
-import { markOwned } from "../shared/owned-buffers.js";
+import { markOwned, releaseOwned } from "../shared/owned-buffers.js";
 import { IntegrityError } from "./integrity-error.js";
 import {
   assertDek,
@@ -255,6 +255,8 @@ export class SegmentDecryptor {
 /** A FIFO of buffers from which exact byte counts are taken as zero-copy slices. */
 class ByteQueue {
   readonly #chunks: Buffer[] = [];
+  /** Bytes of the first queued buffer already taken. */
+  #head = 0;
   length = 0;
 
   push(chunk: Buffer): void {
@@ -263,19 +265,25 @@ class ByteQueue {
     this.length += chunk.length;
   }
 
-  /** Removes and returns the next `n` bytes (n <= length) as slices of the queued buffers. */
-  take(n: number): Buffer[] {
+  /**
+   * Removes and returns the next `n` bytes (n <= length) as slices of the queued buffers. Each
+   * queued buffer whose last byte is taken is added to `spent`, when given.
+   */
+  take(n: number, spent?: Buffer[]): Buffer[] {
     const pieces: Buffer[] = [];
     let wanted = n;
     while (wanted > 0) {
       const chunk = this.#chunks[0]!;
-      if (chunk.length <= wanted) {
-        pieces.push(chunk);
-        wanted -= chunk.length;
+      const left = chunk.length - this.#head;
+      if (left <= wanted) {
+        pieces.push(this.#head === 0 ? chunk : chunk.subarray(this.#head));
+        wanted -= left;
         this.#chunks.shift();
+        this.#head = 0;
+        spent?.push(chunk);
       } else {
-        pieces.push(chunk.subarray(0, wanted));
-        this.#chunks[0] = chunk.subarray(wanted);
+        pieces.push(chunk.subarray(this.#head, this.#head + wanted));
+        this.#head += wanted;
         wanted = 0;
       }
     }
@@ -288,6 +296,8 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
   readonly #cipher: PartCipher;
   readonly #header: Buffer;
   readonly #pending = new ByteQueue();
+  /** Input buffers whose every byte is in the segment being sealed. */
+  readonly #spent: Buffer[] = [];
   #segmentIndex = 0;
 
   constructor(dek: Buffer, partIndex: number) {
@@ -308,13 +318,13 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
     this.#pending.push(chunk);
     // A segment is known not to be final only once a byte beyond it has arrived.
     while (this.#pending.length > SEGMENT_PLAINTEXT_BYTES) {
-      this.#sealSegment(this.#pending.take(SEGMENT_PLAINTEXT_BYTES), false);
+      this.#sealSegment(this.#pending.take(SEGMENT_PLAINTEXT_BYTES, this.#spent), false);
     }
     callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    this.#sealSegment(this.#pending.take(this.#pending.length), true);
+    this.#sealSegment(this.#pending.take(this.#pending.length, this.#spent), true);
     callback();
   }
 
@@ -328,6 +338,10 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
     }
     cipher.final();
     this.push(cipher.getAuthTag());
+    // Plaintext wholly sealed: an owned piece (a request body's, ADR 0047) is freed now, not at
+    // the next collection. Whoever else needed its bytes copied them before handing it on.
+    for (const piece of this.#spent) releaseOwned(piece);
+    this.#spent.length = 0;
   }
 }
 

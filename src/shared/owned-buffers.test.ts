@@ -1,9 +1,10 @@
 import { randomFillSync } from "node:crypto";
 import { once } from "node:events";
-import { createServer, get, type ServerResponse } from "node:http";
+import { createServer, get, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { isOwned, markOwned, releaseOwned, releaseWhenWritten } from "./owned-buffers.js";
+import { isOwned, markBodyPieces, markOwned, releaseOwned, releaseWhenWritten } from "./owned-buffers.js";
 
 /** A buffer of `bytes` random bytes with memory of its own (never a slice of Node's pool). */
 function fresh(bytes: number): Buffer {
@@ -81,5 +82,42 @@ describe("owned buffers", () => {
     expect(piece.length).toBe(0);
     releaseOwned(piece); // a second release is harmless
     expect(isOwned(piece)).toBe(false);
+  });
+
+  it("marks each piece of a request body the HTTP parser pushes, and no other stream's", async () => {
+    const body = fresh(1024 * 1024);
+    const seen: { owned: boolean; bytes: Buffer }[] = [];
+    const server = createServer((req, res) => {
+      markBodyPieces(req).on("data", (piece: Buffer) =>
+        seen.push({ owned: isOwned(piece), bytes: Buffer.from(piece) }),
+      );
+      req.on("end", () => res.end());
+    });
+    servers.push(server);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve, reject) => {
+      const put = request({
+        port,
+        host: "127.0.0.1",
+        method: "PUT",
+        headers: { "content-length": body.length },
+      });
+      put.on("response", (res) => res.resume().on("end", resolve));
+      put.on("error", reject);
+      put.end(body);
+    });
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.every((piece) => piece.owned)).toBe(true);
+    expect(Buffer.concat(seen.map((piece) => piece.bytes)).equals(body)).toBe(true);
+
+    // A stream that is not a request's (an injected request in tests) pushes its caller's buffers.
+    const caller = fresh(1000);
+    const other = markBodyPieces(new Readable({ read() {} }));
+    other.push(caller);
+    const [piece] = (await once(other, "data")) as [Buffer];
+    expect(piece).toBe(caller);
+    expect(isOwned(caller)).toBe(false);
   });
 });

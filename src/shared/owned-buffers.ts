@@ -11,7 +11,8 @@
  * stream, a transform) must not keep it or derive a view from it. Anything derived (a slice, a
  * concatenation) is a new object, unmarked, and left to the collector.
  */
-import type { ServerResponse } from "node:http";
+import { IncomingMessage, type ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
@@ -83,4 +84,23 @@ export function releaseWhenWritten(response: ServerResponse): void {
       ? write.call(this, chunk, written)
       : write.call(this, chunk, encoding, written);
   };
+}
+
+/**
+ * Marks as owned each piece of a request's body as Node's HTTP parser pushes it: the parser copies
+ * every piece out of the socket's read buffer into memory of its own, which no one else sees. For
+ * a body read by one consumer that copies out what it needs before handing a piece on (an upload's
+ * meter and encryptor, which frees each piece once sealed). Any other stream (a test's injected
+ * request, whose pieces are its caller's buffers) is returned untouched.
+ */
+export function markBodyPieces<T extends Readable>(body: T): T {
+  if (!(body instanceof IncomingMessage)) return body;
+  const push = body.push;
+  body.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
+    if (Buffer.isBuffer(chunk) && chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length) {
+      markOwned(chunk);
+    }
+    return push.call(this, chunk, encoding);
+  };
+  return body;
 }

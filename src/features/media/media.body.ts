@@ -9,6 +9,7 @@ import type { Multipart as MultipartPart } from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refuseNul } from "../../http/nul-bytes.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
+import { markBodyPieces } from "../../shared/owned-buffers.js";
 import type { UploadPart } from "./media.context.js";
 
 /** A form-urlencoded body as parsed by `registerRawFormParser`: text fields and the raw `file` bytes. */
@@ -84,11 +85,13 @@ class RawBody {
 /**
  * Lets the routes of this plugin scope take application/octet-stream bodies: the request stream is
  * handed on unread (neither buffered nor decoded). No limit is applied here: the route refuses a
- * declared length over its limit and the upload meter stops a body that grows past it.
+ * declared length over its limit and the upload meter stops a body that grows past it. The body's
+ * pieces are marked owned (ADR 0047): its one reader, the upload's meter and encryptor, frees
+ * each once its digests have copied it and it is encrypted.
  */
 export function registerRawBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser("application/octet-stream", (_request, payload, done) => {
-    done(null, new RawBody(payload));
+    done(null, new RawBody(markBodyPieces(payload)));
   });
 }
 

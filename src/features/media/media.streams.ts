@@ -39,8 +39,9 @@ export class UploadMeter extends Transform {
       callback(this.onLimit());
       return;
     }
-    this.push(chunk);
+    // Digests first: they copy the bytes, and the encryptor may free an owned piece once sealed.
     const room = this.digests?.update(chunk);
+    this.push(chunk);
     if (room) room.then(() => callback(), callback);
     else callback();
   }
