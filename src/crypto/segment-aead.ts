@@ -48,7 +48,8 @@ export interface EncryptStream extends Transform {
  * Encrypts one part: plaintext in, blob bytes (header, then segments) out, with back pressure.
  * Throws TypeError/RangeError synchronously unless dek is 32 bytes and partIndex a uint32. The
  * ciphertext buffers (not the header nor the tags) are each the only view of their memory and
- * marked so (`markOwned`): whoever copies one out last may free it.
+ * marked so (`markOwned`): whoever copies one out last may free it. An input buffer marked owned
+ * (a raw request body's piece) is freed once every byte of it is sealed.
  */
 export function createEncryptStream(dek: Buffer, partIndex: number): EncryptStream {
   return new SegmentEncryptStream(dek, partIndex);
