@@ -10,12 +10,34 @@ function expected(...pieces: Buffer[]) {
   };
 }
 
-/** Feeds a chunk through a lease the way an upload does, in uneven pieces. */
-async function feed(lease: DigestLease | undefined, data: Buffer): Promise<void> {
+/**
+ * Feeds a chunk through a lease the way an upload does, in uneven pieces (100,003 bytes unless
+ * told; an HTTP body's pieces are at most 64 KiB), waiting whenever the lease asks.
+ */
+async function feed(lease: DigestLease | undefined, data: Buffer, pieceBytes = 100_003): Promise<void> {
   if (!lease) throw new Error("no lease");
-  for (let offset = 0; offset < data.length; offset += 100_003) {
-    await lease.digests.update(data.subarray(offset, offset + 100_003));
+  for (let offset = 0; offset < data.length; offset += pieceBytes) {
+    await lease.digests.update(data.subarray(offset, offset + pieceBytes));
   }
+}
+
+/** A read-back that records which chunk was read again. */
+function readBackOf(reads: string[], name: string, data: Buffer) {
+  return async function* () {
+    reads.push(name);
+    yield data;
+  };
+}
+
+/** Whether `promise` has settled after the callbacks queued now have run. */
+async function settledSoon(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((r) => setImmediate(r));
+  return settled;
 }
 
 /** Hashes and commits `chunks` as chunks 1..n of `mediaId`, stored under keys k1..kn. */
@@ -163,7 +185,7 @@ describe("DigestCache", () => {
   });
 
   it("spills the held chunks of an idle upload for an active one, reading them back later", async () => {
-    const cache = new DigestCache(512, 1_500_000);
+    const cache = new DigestCache(512, 1_500_000, 50);
     const reads: string[] = [];
     const readBack = (name: string, data: Buffer) =>
       async function* () {
@@ -181,6 +203,8 @@ describe("DigestCache", () => {
     await feed(idleThree, c2);
     idleThree!.commit("k3", readBack("7/3", c2));
     expect(cache.heldBytes).toBe(c2.length);
+    // Quiet for longer than a chunk ahead waits for room: an upload left half way.
+    await new Promise((r) => setTimeout(r, 80));
     // Upload 8 needs the room: 7's stored chunk is spilled, 8's stays in memory.
     const two = cache.lease(8, 2);
     const three = cache.lease(8, 3);
@@ -194,6 +218,74 @@ describe("DigestCache", () => {
     idleTwo!.commit("k2");
     expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, c2));
     expect(reads).toEqual(["7/3"]);
+  });
+
+  it("makes a chunk ahead wait for room while the chunks before it are hashed, not read it back", async () => {
+    const cache = new DigestCache(512, 1_500_000);
+    const c4 = randomBytes(1024 * 1024 + 9);
+    const reads: string[] = [];
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    // Chunks 2, 3 and 4 in flight: 3 fits the budget, 4 runs out of room part way.
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    const four = cache.lease(7, 4);
+    await feed(three, c2, 65_536);
+    three!.commit("k3", readBackOf(reads, "3", c2));
+    const fourFed = feed(four, c4, 65_536);
+    expect(await settledSoon(fourFed)).toBe(false);
+    expect(cache.waitingForRoom).toBe(1);
+    expect(cache.heldBytes).toBeLessThanOrEqual(1_500_000);
+    // Chunk 2 is stored: chunk 3's bytes go to the digests, which makes room for chunk 4's.
+    await feed(two, c3, 65_536);
+    two!.commit("k2");
+    await fourFed;
+    four!.commit("k4", readBackOf(reads, "4", c4));
+    expect(await cache.take(7, ["k1", "k2", "k3", "k4"])).toEqual(expected(c1, c3, c2, c4));
+    expect(reads).toEqual([]);
+    expect(cache.waitingForRoom).toBe(0);
+    expect(cache.heldBytes).toBe(0);
+  });
+
+  it("lets a waiting chunk go on, past the budget, once it is the next one to hash", async () => {
+    const cache = new DigestCache(512, 1_500_000);
+    const big = randomBytes(2 * 1024 * 1024 + 3);
+    const reads: string[] = [];
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    const threeFed = feed(three, big, 65_536);
+    expect(await settledSoon(threeFed)).toBe(false);
+    await feed(two, c3, 65_536);
+    two!.commit("k2");
+    await threeFed;
+    expect(cache.heldBytes).toBe(big.length);
+    three!.commit("k3", readBackOf(reads, "3", big));
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, big));
+    expect(reads).toEqual([]);
+  });
+
+  it("gives up holding a waiting chunk after the longest wait, and reads it back instead", async () => {
+    const cache = new DigestCache(512, 1_500_000, 30);
+    const big = randomBytes(2 * 1024 * 1024 + 3);
+    const reads: string[] = [];
+    const one = cache.lease(7, 1);
+    await feed(one, c1);
+    one!.commit("k1");
+    // Chunk 2 has started (its client is slow) while chunk 3 arrives whole.
+    const two = cache.lease(7, 2);
+    const three = cache.lease(7, 3);
+    await feed(three, big, 65_536);
+    expect(cache.heldBytes).toBe(0);
+    expect(cache.waitingForRoom).toBe(0);
+    three!.commit("k3", readBackOf(reads, "3", big));
+    await feed(two, c3);
+    two!.commit("k2");
+    expect(await cache.take(7, ["k1", "k2", "k3"])).toEqual(expected(c1, c3, big));
+    expect(reads).toEqual(["3"]);
   });
 
   it("forgets a held chunk that failed, and hashes the copy sent again", async () => {

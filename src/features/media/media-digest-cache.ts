@@ -21,6 +21,15 @@ interface Held {
   feeding: boolean;
 }
 
+/** A chunk ahead of the prefix waiting for room in the budget before its next piece. */
+interface Waiter {
+  entry: Entry;
+  chunk: number;
+  held: Held;
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
+
 interface Entry {
   /** The chunk number the digests expect next. */
   next: number;
@@ -37,6 +46,8 @@ interface Entry {
   advancing: Promise<void> | undefined;
   /** The entry was dropped (out of the map): leases and the advance loop stop touching it. */
   dropped: boolean;
+  /** When a chunk of it was last leased or stored (`performance.now()`). */
+  activeAt: number;
 }
 
 /** A lease on a cache entry for hashing one chunk; `commit` records it, `abandon` forgets its bytes. */
@@ -54,7 +65,16 @@ export interface DigestLease {
 const HELD_BLOCK_BYTES = 1024 * 1024;
 
 /** Default bytes of chunks held in memory ahead of their prefix, for the whole process. */
-export const DEFAULT_HELD_BUDGET = 32 * 1024 * 1024;
+export const DEFAULT_HELD_BUDGET = 16 * 1024 * 1024;
+
+/**
+ * Room a held chunk waits for before taking its next piece: a body piece is at most the socket's
+ * 64 KiB read, so a piece that arrives after the wait fits.
+ */
+const HOLD_HEADROOM_BYTES = 64 * 1024;
+
+/** Default longest wait for room before a chunk ahead gives up holding its bytes. */
+export const DEFAULT_HOLD_WAIT_MS = 2000;
 
 /** How long blocks stay pooled once no chunk is held (then they are left to the collector). */
 const POOL_IDLE_MS = 5000;
@@ -101,7 +121,9 @@ class BlockPool {
  * second read of its blobs. The digests cover the contiguous prefix of stored chunks: the chunk
  * that continues the prefix is hashed as it streams in; a chunk that arrives ahead of it (several
  * chunks in flight) is held — its bytes copied in memory while the process's budget allows, else
- * read back from its blob later — and hashed once every chunk before it is stored. A chunk that
+ * read back from its blob later — and hashed once every chunk before it is stored. With the budget
+ * spent, a chunk ahead waits (its body is read no further) while the chunks before it are hashed,
+ * rather than being read back; it gives up holding after `holdWaitMs` without room. A chunk that
  * fails part way, and the last hashed chunk sent again (a client that lost the answer, or a resumed
  * upload), rewind the digests to a checkpoint taken before that chunk. Anything else unusual (a
  * chunk sent again while a copy is in flight, an earlier chunk replaced, another node, a restart)
@@ -113,10 +135,13 @@ export class DigestCache {
   readonly #advancing = new Set<Promise<void>>();
   #heldBytes = 0;
   readonly #blocks: BlockPool;
+  /** Chunks ahead waiting for room, first come first served. */
+  #waiters: Waiter[] = [];
 
   constructor(
     private readonly maxEntries = 512,
     private readonly heldBudget = DEFAULT_HELD_BUDGET,
+    private readonly holdWaitMs = DEFAULT_HOLD_WAIT_MS,
   ) {
     this.#blocks = new BlockPool(Math.ceil(heldBudget / HELD_BLOCK_BYTES));
   }
@@ -129,6 +154,11 @@ export class DigestCache {
   /** Free blocks kept for the next held chunks (for tests and diagnostics). */
   get pooledBlocks(): number {
     return this.#blocks.pooled;
+  }
+
+  /** Chunks ahead waiting for room in the budget, now (for tests and diagnostics). */
+  get waitingForRoom(): number {
+    return this.#waiters.length;
   }
 
   /** Loops feeding held chunks to the digests off the callers' paths, now (for tests and diagnostics). */
@@ -176,6 +206,7 @@ export class DigestCache {
       held: new Map(),
       advancing: undefined,
       dropped: false,
+      activeAt: performance.now(),
     };
     this.#add(mediaId, entry);
     return this.#streamLease(mediaId, entry, 1);
@@ -193,6 +224,7 @@ export class DigestCache {
       held: new Map(),
       advancing: undefined,
       dropped: false,
+      activeAt: performance.now(),
     });
   }
 
@@ -232,16 +264,19 @@ export class DigestCache {
       digests: entry.digests,
       commit: (blobKey) => {
         if (entry.dropped) return;
+        entry.activeAt = performance.now();
         entry.streaming = undefined;
         entry.keys.set(chunk, blobKey);
         entry.next = chunk + 1;
         this.#advance(mediaId, entry);
+        this.#wake();
       },
       abandon: () => {
         if (entry.dropped) return;
         // The chunk was not stored: forget its bytes, so sending it again continues in order.
         entry.digests.rewind();
         entry.streaming = undefined;
+        this.#wake();
       },
     };
   }
@@ -252,8 +287,14 @@ export class DigestCache {
     const sink: DigestSink = {
       update: (piece) => {
         if (entry.dropped || !held.pieces) return undefined;
-        if (this.#heldBytes + piece.length > this.heldBudget) this.#spill(entry, piece.length);
-        if (this.#heldBytes + piece.length > this.heldBudget) {
+        // The chunk the digests expect next is fed as soon as it is stored, so it may go over the
+        // budget (by up to the budget again) rather than be read back. A chunk further ahead
+        // whose prefix is growing keeps a body piece past the budget and waits before the next.
+        const next = chunk === entry.next;
+        const limit = next ? 2 * this.heldBudget : this.heldBudget;
+        if (this.#heldBytes + piece.length > limit) this.#spill(entry, piece.length);
+        const wait = !next && this.#mustWait(entry, chunk);
+        if (this.#heldBytes + piece.length > limit && !(wait && piece.length <= HOLD_HEADROOM_BYTES)) {
           // Over the budget: keep nothing, read the stored chunk back when its turn comes.
           this.#unhold(held);
           return undefined;
@@ -275,6 +316,26 @@ export class DigestCache {
         }
         held.bytes += piece.length;
         this.#heldBytes += piece.length;
+        // Room for the next piece: from idle uploads' chunks, else by waiting.
+        if (wait && this.#heldBytes + HOLD_HEADROOM_BYTES > this.heldBudget)
+          this.#spill(entry, HOLD_HEADROOM_BYTES);
+        if (wait && this.#heldBytes + HOLD_HEADROOM_BYTES > this.heldBudget) {
+          return new Promise<void>((resolve) => {
+            const waiter: Waiter = {
+              entry,
+              chunk,
+              held,
+              resolve,
+              // No room in time (the chunks before it are slow to come): keep nothing more of
+              // this chunk; it is read back from its blob when its turn comes.
+              timer: setTimeout(() => {
+                this.#letGo(waiter);
+                this.#unhold(held);
+              }, this.holdWaitMs),
+            };
+            this.#waiters.push(waiter);
+          });
+        }
         return undefined;
       },
     };
@@ -282,6 +343,7 @@ export class DigestCache {
       digests: sink,
       commit: (blobKey, readBack) => {
         if (entry.dropped || entry.held.get(chunk) !== held) return;
+        entry.activeAt = performance.now();
         held.committed = { key: blobKey, readBack };
         this.#advance(mediaId, entry);
       },
@@ -307,13 +369,20 @@ export class DigestCache {
           entry.digests.checkpoint();
           entry.checkpointAt = chunk;
           if (held.pieces) {
-            const pieces = held.pieces;
             held.feeding = true;
-            // `update` copies what it is given before it returns; a dropped entry has given its
-            // blocks back, so nothing more is read from them.
-            for (const [i, block] of pieces.entries()) {
+            // `update` copies what it is given before it returns, so each block goes back to the
+            // pool, and its bytes out of the budget (room for the chunks waiting), once fed. A
+            // dropped entry has given the rest back, so nothing more is read from them.
+            while (held.pieces && held.pieces.length > 0) {
               if (entry.dropped) return;
-              await entry.digests.update(i === pieces.length - 1 ? block.subarray(0, held.fill) : block);
+              const block = held.pieces.shift()!;
+              const used = held.pieces.length === 0 ? held.fill : block.length;
+              const room = entry.digests.update(block.subarray(0, used));
+              held.bytes -= used;
+              this.#heldBytes -= used;
+              this.#blocks.give([block]);
+              this.#wake();
+              await room;
             }
             this.#unhold(held);
           } else if (readBack) {
@@ -325,12 +394,14 @@ export class DigestCache {
           entry.held.delete(chunk);
           entry.keys.set(chunk, key);
           entry.next = chunk + 1;
+          this.#wake();
         }
       } catch {
         // A chunk that cannot be read back: completion reads the parts and reports the failure.
         this.#drop(mediaId);
       } finally {
         entry.advancing = undefined;
+        this.#wake();
       }
     })();
     const running = entry.advancing;
@@ -339,13 +410,56 @@ export class DigestCache {
   }
 
   /**
+   * Whether chunk `chunk` of `entry`, ahead of the prefix, should wait for room before its next
+   * piece: only while the chunks before it are being hashed, which frees held bytes soon.
+   */
+  #mustWait(entry: Entry, chunk: number): boolean {
+    return !entry.dropped && chunk > entry.next && this.#moving(entry);
+  }
+
+  /**
+   * The entry's prefix is growing: the chunk it expects next streams into its digests or is held
+   * (in flight or stored), or held chunks are being fed to the digests.
+   */
+  #moving(entry: Entry): boolean {
+    return entry.streaming !== undefined || entry.advancing !== undefined || entry.held.has(entry.next);
+  }
+
+  /**
+   * Lets waiting chunks go on, in arrival order: those with room for their next piece, and those
+   * that no longer need to wait (now next in line, or their prefix stopped moving).
+   */
+  #wake(): void {
+    if (this.#waiters.length === 0) return;
+    let reserved = 0;
+    for (const waiter of [...this.#waiters]) {
+      if (!waiter.held.pieces || !this.#mustWait(waiter.entry, waiter.chunk)) {
+        this.#letGo(waiter);
+      } else if (this.#heldBytes + reserved + HOLD_HEADROOM_BYTES <= this.heldBudget) {
+        reserved += HOLD_HEADROOM_BYTES;
+        this.#letGo(waiter);
+      }
+    }
+  }
+
+  #letGo(waiter: Waiter): void {
+    const at = this.#waiters.indexOf(waiter);
+    if (at < 0) return;
+    this.#waiters.splice(at, 1);
+    clearTimeout(waiter.timer);
+    waiter.resolve();
+  }
+
+  /**
    * Frees held bytes for `needed` more: stored chunks of other uploads, least recently active
    * first (an upload abandoned half way holds its chunks until it is removed), will be read back
-   * from their blobs instead.
+   * from their blobs instead. Uploads whose prefix grows, and that were active within
+   * `holdWaitMs`, are left alone: they free their held bytes soon by themselves.
    */
   #spill(except: Entry, needed: number): void {
+    const stale = performance.now() - this.holdWaitMs;
     for (const entry of this.#entries.values()) {
-      if (entry === except) continue;
+      if (entry === except || (this.#moving(entry) && entry.activeAt > stale)) continue;
       for (const held of entry.held.values()) {
         if (!held.pieces || !held.committed?.readBack || held.bytes === 0) continue;
         if (held.feeding) continue; // its blocks are being read
@@ -357,6 +471,7 @@ export class DigestCache {
 
   /** Moves `mediaId` to the end of the map: the map's order is least recently active first. */
   #touch(mediaId: number, entry: Entry): void {
+    entry.activeAt = performance.now();
     this.#entries.delete(mediaId);
     this.#entries.set(mediaId, entry);
   }
@@ -380,6 +495,7 @@ export class DigestCache {
     held.pieces = undefined;
     held.bytes = 0;
     held.fill = 0;
+    this.#wake();
   }
 
   #drop(mediaId: number): void {
@@ -389,5 +505,6 @@ export class DigestCache {
     entry.dropped = true;
     this.#release(entry);
     entry.digests.dispose();
+    this.#wake();
   }
 }
