@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { Readable, type Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
-import { markOwned } from "../shared/owned-buffers.js";
+import { markOwned, releaseOwned } from "../shared/owned-buffers.js";
 import { IntegrityError } from "./integrity-error.js";
 import {
   BLOB_HEADER_BYTES,
@@ -173,6 +173,28 @@ describe("round trips", () => {
     const { output, error } = await run(createDecryptStream(dek, 0), Buffer.concat(blob));
     expect(error).toBeUndefined();
     expect(output.equals(plain)).toBe(true);
+  });
+
+  it("fails the stream, and counts nothing more, when a piece it holds is freed by someone else", async () => {
+    const first = markOwned(Buffer.from(randomBytes(S)));
+    const encrypt = createEncryptStream(dek, 0);
+    encrypt.resume();
+    const failed = once(encrypt, "error");
+    encrypt.write(first); // held: a segment is sealed only once a byte beyond it arrives
+    await new Promise(setImmediate);
+    releaseOwned(first); // a wrong ownership rule frees it while the encryptor still needs it
+    encrypt.write(Buffer.from(randomBytes(10)));
+    const [error] = (await failed) as [Error];
+    expect(error.message).toBe("a queued buffer was freed before it was read");
+    expect(encrypt.plainBytes).toBe(0);
+  });
+
+  it("counts the plaintext bytes it sealed", async () => {
+    const encrypt = createEncryptStream(dek, 0);
+    encrypt.resume();
+    encrypt.end(randomBytes(2 * S + 7));
+    await once(encrypt, "end");
+    expect(encrypt.plainBytes).toBe(2 * S + 7);
   });
 
   it("uses a fresh salt per blob, so re-encrypting a part never reuses a key", async () => {

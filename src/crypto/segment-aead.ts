@@ -42,6 +42,8 @@ export interface EncryptStream extends Transform {
    * skip fetching it and refuse an older blob of the same part put back in its place.
    */
   readonly header: Buffer;
+  /** Plaintext bytes sealed so far: once the stream has ended, every byte it was given. */
+  readonly plainBytes: number;
 }
 
 /**
@@ -275,6 +277,8 @@ class ByteQueue {
     let wanted = n;
     while (wanted > 0) {
       const chunk = this.#chunks[0]!;
+      // Empty buffers are never queued: one that reads empty now had its memory freed (ADR 0047).
+      if (chunk.length === 0) throw new Error("a queued buffer was freed before it was read");
       const left = chunk.length - this.#head;
       if (left <= wanted) {
         pieces.push(this.#head === 0 ? chunk : chunk.subarray(this.#head));
@@ -300,6 +304,7 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
   /** Input buffers whose every byte is in the segment being sealed. */
   readonly #spent: Buffer[] = [];
   #segmentIndex = 0;
+  #plainBytes = 0;
 
   constructor(dek: Buffer, partIndex: number) {
     assertDek(dek);
@@ -315,17 +320,31 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
     return Buffer.from(this.#header);
   }
 
+  get plainBytes(): number {
+    return this.#plainBytes;
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.#pending.push(chunk);
-    // A segment is known not to be final only once a byte beyond it has arrived.
-    while (this.#pending.length > SEGMENT_PLAINTEXT_BYTES) {
-      this.#sealSegment(this.#pending.take(SEGMENT_PLAINTEXT_BYTES, this.#spent), false);
+    try {
+      // A segment is known not to be final only once a byte beyond it has arrived.
+      while (this.#pending.length > SEGMENT_PLAINTEXT_BYTES) {
+        this.#sealSegment(this.#pending.take(SEGMENT_PLAINTEXT_BYTES, this.#spent), false);
+      }
+    } catch (error) {
+      callback(error as Error);
+      return;
     }
     callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    this.#sealSegment(this.#pending.take(this.#pending.length, this.#spent), true);
+    try {
+      this.#sealSegment(this.#pending.take(this.#pending.length, this.#spent), true);
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
     callback();
   }
 
@@ -333,6 +352,8 @@ class SegmentEncryptStream extends Transform implements EncryptStream {
     const cipher = this.#cipher.cipher(this.#segmentIndex++, final);
     // Pieces are at most 64 KiB in total, so the cipher is never fed an oversized buffer.
     for (const piece of pieces) {
+      // Counted as read now: a piece freed before its time reads as empty and shows as missing bytes.
+      this.#plainBytes += piece.length;
       // Fresh output of its own: a store that copies it out may free it at once (ADR 0047).
       const out = cipher.update(piece);
       if (out.length > 0) this.push(markOwned(out));

@@ -84,6 +84,16 @@ describe("owned buffers", () => {
     expect(isOwned(piece)).toBe(false);
   });
 
+  it("marks no buffer that visibly shares its memory: a slice, or a small buffer of the shared pool", () => {
+    const pooled = Buffer.from("twenty-one bytes long");
+    expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
+    expect(isOwned(markOwned(pooled))).toBe(false);
+    const whole = fresh(4096);
+    expect(isOwned(markOwned(whole.subarray(0, 100)))).toBe(false);
+    expect(isOwned(markOwned(whole.subarray(100)))).toBe(false);
+    expect(isOwned(markOwned(whole))).toBe(true);
+  });
+
   it("marks each piece of a request body the HTTP parser pushes, and no other stream's", async () => {
     const body = fresh(1024 * 1024);
     const seen: { owned: boolean; bytes: Buffer }[] = [];

@@ -18,9 +18,13 @@ import { runInNewContext } from "node:vm";
 
 const owned = new WeakSet<Buffer>();
 
-/** Marks `buffer`, the only view of its memory, as freeable once written; returns it. */
+/**
+ * Marks `buffer`, the only view of its memory, as freeable once written; returns it. A buffer that
+ * is visibly not (a slice, or a small buffer in Node's shared pool) is left unmarked.
+ */
 export function markOwned(buffer: Buffer): Buffer {
-  if (buffer.length > 0) owned.add(buffer);
+  if (buffer.length > 0 && buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length)
+    owned.add(buffer);
   return buffer;
 }
 

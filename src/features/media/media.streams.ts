@@ -83,6 +83,14 @@ export async function storeEncryptedPart(
     await store.delete(key).catch(() => {});
     throw sourceError;
   }
+  if (encrypt.plainBytes !== meter.bytes) {
+    // Bytes counted (and hashed) but not stored: a body piece freed before it was encrypted
+    // (ADR 0047). Never recorded as if whole.
+    await store.delete(key).catch(() => {});
+    throw new Error(
+      `stored ${encrypt.plainBytes} of the ${meter.bytes} bytes received for part ${partIndex}`,
+    );
+  }
   return { key, store: store.kind, header: encrypt.header.toString("base64"), plainBytes: meter.bytes };
 }
 
