@@ -9,7 +9,8 @@
  * once the socket reports it written. A buffer is marked only by the code that made it, when that
  * buffer object is the one and only view of its memory; whatever passes the same object on (a
  * stream, a transform) must not keep it or derive a view from it. Anything derived (a slice, a
- * concatenation) is a new object, unmarked, and left to the collector.
+ * concatenation) is a new object, unmarked, and left to the collector — except the last view a
+ * body parser hands on of a marked request body piece (`adoptLastView`).
  */
 import { IncomingMessage, type ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
@@ -17,6 +18,8 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 const owned = new WeakSet<Buffer>();
+/** The request body pieces marked by `markBodyPieces`, by their memory. */
+const bodyPieces = new WeakMap<ArrayBufferLike, Buffer>();
 
 /**
  * Marks `buffer`, the only view of its memory, as freeable once written; returns it. A buffer that
@@ -94,8 +97,10 @@ export function releaseWhenWritten(response: ServerResponse): void {
  * Marks as owned each piece of a request's body as Node's HTTP parser pushes it: the parser copies
  * every piece out of the socket's read buffer into memory of its own, which no one else sees. For
  * a body read by one consumer that copies out what it needs before handing a piece on (an upload's
- * meter and encryptor, which frees each piece once sealed). Any other stream (a test's injected
- * request, whose pieces are its caller's buffers) is returned untouched.
+ * meter and encryptor, which frees each piece once sealed), either directly or through a parser
+ * that hands on views of the pieces in order and keeps none once it has handed on a piece's last
+ * byte (busboy: see `adoptLastView`). Any other stream (a test's injected request, whose pieces
+ * are its caller's buffers) is returned untouched.
  */
 export function markBodyPieces<T extends Readable>(body: T): T {
   if (!(body instanceof IncomingMessage)) return body;
@@ -103,8 +108,27 @@ export function markBodyPieces<T extends Readable>(body: T): T {
   body.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
     if (Buffer.isBuffer(chunk) && chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length) {
       markOwned(chunk);
+      if (chunk.length > 0) bodyPieces.set(chunk.buffer, chunk);
     }
     return push.call(this, chunk, encoding);
   };
   return body;
+}
+
+/**
+ * Makes `view` owned in place of the marked body piece it ends: a multipart parser (busboy) hands
+ * on slices of each piece, and the slice that reaches the piece's last byte is the last it makes of
+ * that piece — by then it has searched the whole piece for the boundary and copied whatever it
+ * keeps (a possible start of the boundary, a part's headers). Slices before it in the same stream
+ * are consumed first, and slices that went to other parts were consumed or discarded before this
+ * part began, so once this one is consumed the piece's memory may be freed. Returns `view`; any
+ * other buffer is left as it is.
+ */
+export function adoptLastView(view: Buffer): Buffer {
+  const piece = bodyPieces.get(view.buffer);
+  if (piece === undefined || piece === view || view.length === 0) return view;
+  if (view.byteOffset + view.length !== piece.length || !owned.delete(piece)) return view;
+  bodyPieces.delete(view.buffer);
+  owned.add(view);
+  return view;
 }

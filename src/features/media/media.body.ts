@@ -162,6 +162,9 @@ async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
  */
 async function* multipartParts(request: FastifyRequest, limits: UploadLimits): AsyncGenerator<UploadPart> {
   let iterator: AsyncIterator<MultipartPart>;
+  // The body's pieces, so the encryptor frees each one once it has sealed the file's last slice of
+  // it (the meter's `adoptLastView`); pieces the socket gave before this point stay unmarked.
+  markBodyPieces(request.raw);
   try {
     iterator = request
       .parts({ limits: { fileSize: limits.fileBytes + 1, files: 5 } })

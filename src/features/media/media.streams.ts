@@ -12,6 +12,7 @@ import {
   createRangeDecryptor,
   segmentSpan,
 } from "../../crypto/segment-aead.js";
+import { adoptLastView } from "../../shared/owned-buffers.js";
 import type { MediaPartRow } from "./media.repository.js";
 import type { DigestSink } from "./media-digest-cache.js";
 
@@ -39,6 +40,8 @@ export class UploadMeter extends Transform {
       callback(this.onLimit());
       return;
     }
+    // A multipart file's slice that ends a body piece frees the piece once sealed.
+    adoptLastView(chunk);
     // Digests first: they copy the bytes, and the encryptor may free an owned piece once sealed.
     const room = this.digests?.update(chunk);
     this.push(chunk);
