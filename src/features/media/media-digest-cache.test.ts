@@ -224,9 +224,7 @@ describe("DigestCache", () => {
     const cache = new DigestCache(512, 1_500_000);
     const c4 = randomBytes(1024 * 1024 + 9);
     const reads: string[] = [];
-    const one = cache.lease(7, 1);
-    await feed(one, c1);
-    one!.commit("k1");
+    await storeInOrder(cache, 7, [c1]);
     // Chunks 2, 3 and 4 in flight: 3 fits the budget, 4 runs out of room part way.
     const two = cache.lease(7, 2);
     const three = cache.lease(7, 3);
@@ -252,9 +250,7 @@ describe("DigestCache", () => {
     const cache = new DigestCache(512, 1_500_000);
     const big = randomBytes(2 * 1024 * 1024 + 3);
     const reads: string[] = [];
-    const one = cache.lease(7, 1);
-    await feed(one, c1);
-    one!.commit("k1");
+    await storeInOrder(cache, 7, [c1]);
     const two = cache.lease(7, 2);
     const three = cache.lease(7, 3);
     const threeFed = feed(three, big, 65_536);
@@ -272,9 +268,7 @@ describe("DigestCache", () => {
     const cache = new DigestCache(512, 1_500_000, 30);
     const big = randomBytes(2 * 1024 * 1024 + 3);
     const reads: string[] = [];
-    const one = cache.lease(7, 1);
-    await feed(one, c1);
-    one!.commit("k1");
+    await storeInOrder(cache, 7, [c1]);
     // Chunk 2 has started (its client is slow) while chunk 3 arrives whole.
     const two = cache.lease(7, 2);
     const three = cache.lease(7, 3);
