@@ -106,10 +106,8 @@ export function markBodyPieces<T extends Readable>(body: T): T {
   if (!(body instanceof IncomingMessage)) return body;
   const push = body.push;
   body.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
-    if (Buffer.isBuffer(chunk) && chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length) {
-      markOwned(chunk);
-      if (chunk.length > 0) bodyPieces.set(chunk.buffer, chunk);
-    }
+    // markOwned takes only a piece that is the one view of its memory, as the parser's copies are.
+    if (Buffer.isBuffer(chunk) && isOwned(markOwned(chunk))) bodyPieces.set(chunk.buffer, chunk);
     return push.call(this, chunk, encoding);
   };
   return body;
