@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072 node --max-semi-space-size=2 --heap-growing-percent=100
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072 node --max-semi-space-size=2 --heap-growing-percent=30
 // Runs the compiled server (dist/ferry.mjs, rebuilt from src/ when a source is newer: ADR 0030), so
 // `npx ferry <command>` works from a fresh clone and never carries a TypeScript loader.
 // A 2 MB young generation keeps a streaming server's resident memory low; letting the old generation

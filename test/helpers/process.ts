@@ -47,7 +47,7 @@ export function spawnFerry(
       ? spawn(bin, args, options)
       : spawn(
           process.execPath,
-          ["--max-semi-space-size=2", "--heap-growing-percent=100", ...nodeArgs, bin, ...args],
+          ["--max-semi-space-size=2", "--heap-growing-percent=30", ...nodeArgs, bin, ...args],
           options,
         );
   return collect(child);
