@@ -1,6 +1,12 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../../test/helpers/app.js";
+import {
+  createTestAccount,
+  createTestApp,
+  listenOnLoopback,
+  type TestAccount,
+  type TestApp,
+} from "../../test/helpers/app.js";
 
 /** Sends GET `path` exactly as written (no client-side normalisation) to the listening server. */
 function rawGet(
@@ -32,9 +38,7 @@ describe("one canonical path before any protection", () => {
   beforeAll(async () => {
     t = await createTestApp({ RECIPIENT_RATE_LIMIT_PER_IP: "6", RATE_LIMIT_PER_IP: "6" });
     owner = await createTestAccount(t);
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = t.app.server.address();
-    port = typeof address === "object" && address ? address.port : 0;
+    ({ port } = await listenOnLoopback(t.app));
     const created = await t.app.inject({
       method: "POST",
       url: "/v1/request/",

@@ -21,6 +21,17 @@ export interface TestApp {
 }
 
 /**
+ * Starts `app` listening on a free port of 127.0.0.1, for tests that need a real socket; returns
+ * its base URL (`http://127.0.0.1:PORT`) and port.
+ */
+export async function listenOnLoopback(app: FastifyInstance): Promise<{ base: string; port: number }> {
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = app.server.address();
+  if (typeof address !== "object" || !address) throw new Error("the test server has no TCP address");
+  return { base: `http://127.0.0.1:${address.port}`, port: address.port };
+}
+
+/**
  * Builds a full Ferry app on a fresh database of the current dialect, with a fixed clock, quiet
  * logs and generous rate limits. `env` overrides any setting.
  */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
@@ -42,9 +43,7 @@ describe.each(["local", "s3"] as const)("chunks in flight together (%s blob stor
     t = await createTestApp({ MAX_CHUNK_BYTES: String(CHUNK), ...(s3 ? ferryS3Env(s3) : {}) });
     owner = await createTestAccount(t);
     draft = await createRequest(t, owner, { type: "push", is_draft: true });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = t.app.server.address();
-    base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    ({ base } = await listenOnLoopback(t.app));
   });
   afterAll(async () => {
     await t?.close();

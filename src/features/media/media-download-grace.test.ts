@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { request as httpRequest } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectJson, type Json } from "../../../test/helpers/api.js";
-import { renewToken, runJobHandler, type TestAccount } from "../../../test/helpers/app.js";
+import { listenOnLoopback, renewToken, runJobHandler, type TestAccount } from "../../../test/helpers/app.js";
 import { useHarness } from "../../../test/helpers/harness.js";
 import { bytesOf, createRequest, multipart, partsOf, sha256 } from "../../../test/helpers/media.js";
 import { eventually } from "../../../test/helpers/process.js";
@@ -20,9 +20,7 @@ const h = useHarness({ worker: true, env: { DOWNLOAD_GRACE_SECONDS: String(GRACE
 let base: string;
 
 beforeAll(async () => {
-  await h.t.app.listen({ port: 0, host: "127.0.0.1" });
-  const address = h.t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  ({ base } = await listenOnLoopback(h.t.app));
 });
 
 const db = () => h.t.ferry.database.db;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
@@ -33,9 +34,7 @@ beforeAll(async () => {
   });
   expect(res.statusCode, res.body).toBe(201);
   id = res.json().id;
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  const address = t.app.server.address();
-  port = typeof address === "object" && address ? address.port : 0;
+  ({ port } = await listenOnLoopback(t.app));
 });
 afterAll(async () => t?.close());
 

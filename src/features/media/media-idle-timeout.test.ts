@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
@@ -58,8 +59,7 @@ beforeAll(async () => {
     HTTP_IDLE_TIMEOUT_MS: String(IDLE_MS),
   });
   owner = await createTestAccount(t);
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  ({ base } = await listenOnLoopback(t.app));
 }, 60_000);
 afterAll(async () => {
   await t?.close();

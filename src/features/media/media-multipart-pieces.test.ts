@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
@@ -151,8 +151,7 @@ describe("multipart chunks through the API", () => {
   beforeAll(async () => {
     t = await createTestApp();
     owner = await createTestAccount(t);
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    ({ base } = await listenOnLoopback(t.app));
   });
   afterAll(async () => t?.close());
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
@@ -27,9 +28,7 @@ beforeAll(async () => {
   owner = await createTestAccount(t);
   other = await createTestAccount(t);
   draft = await createRequest(t, owner, { type: "push", is_draft: true });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  const address = t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  ({ base } = await listenOnLoopback(t.app));
 });
 afterAll(async () => t?.close());
 

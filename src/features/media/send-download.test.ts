@@ -8,6 +8,7 @@ import { connect } from "node:net";
 import { Readable } from "node:stream";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listenOnLoopback } from "../../../test/helpers/app.js";
 import { sendDownload } from "./index.js";
 
 const CHUNK = 64 * 1024;
@@ -54,9 +55,7 @@ beforeAll(async () => {
       });
     },
   );
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const address = app.server.address();
-  port = typeof address === "object" && address ? address.port : 0;
+  ({ port } = await listenOnLoopback(app));
 });
 afterAll(async () => app?.close());
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectJson, type Json } from "../../../test/helpers/api.js";
+import { listenOnLoopback } from "../../../test/helpers/app.js";
 import { addRecipient, buildContainer, sendContainer, sessionOf } from "../../../test/helpers/containers.js";
 import { useHarness } from "../../../test/helpers/harness.js";
 import { bytesOf } from "../../../test/helpers/media.js";
@@ -15,9 +16,7 @@ const h = useHarness({ env: { MAX_CHUNK_BYTES: String(8 * MiB) } });
 let base: string;
 
 beforeAll(async () => {
-  await h.t.app.listen({ port: 0, host: "127.0.0.1" });
-  const address = h.t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  ({ base } = await listenOnLoopback(h.t.app));
 });
 
 /** A file of three page chunks, the last one short. */

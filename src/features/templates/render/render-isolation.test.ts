@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestAccount,
   createTestApp,
+  listenOnLoopback,
   type TestAccount,
   type TestApp,
 } from "../../../../test/helpers/app.js";
@@ -29,9 +30,7 @@ describe("template renders run off the event loop", () => {
     t = await createTestApp({ TEMPLATE_RENDER_TIMEOUT_MS: "400" });
     hostile = await createTestAccount(t);
     neighbour = await createTestAccount(t);
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = t.app.server.address();
-    base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    ({ base } = await listenOnLoopback(t.app));
   });
   afterAll(async () => t?.close());
 
