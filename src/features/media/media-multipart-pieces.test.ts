@@ -3,13 +3,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestAccount,
-  createTestApp,
-  listenOnLoopback,
-  type TestAccount,
-  type TestApp,
-} from "../../../test/helpers/app.js";
+import { listenOnLoopback } from "../../../test/helpers/app.js";
+import { useHarness } from "../../../test/helpers/harness.js";
 import { createRequest } from "../../../test/helpers/media.js";
 
 // A multipart upload's body pieces are freed once the file's last slice of each is consumed
@@ -144,18 +139,15 @@ describe("multipart body pieces", () => {
 });
 
 describe("multipart chunks through the API", () => {
-  let t: TestApp;
-  let owner: TestAccount;
+  const h = useHarness();
   let base: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    owner = await createTestAccount(t);
-    ({ base } = await listenOnLoopback(t.app));
+    ({ base } = await listenOnLoopback(h.t.app));
   });
-  afterAll(async () => t?.close());
 
   it("store every byte of files full of would-be boundaries, sent in awkward pieces", async () => {
+    const { t, owner } = h;
     const draft = await createRequest(t, owner, { type: "push", is_draft: true });
     const one = trickyFile(4 * 1024 * 1024);
     const two = trickyFile(1024 * 1024 + 17);
