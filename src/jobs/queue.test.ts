@@ -435,3 +435,42 @@ describe("job queue across worker processes", () => {
       expect(events.filter((e) => e.job === id).map((e) => e.event)).toEqual(["start", "end"]);
   });
 });
+
+describe("a job that completes in its own transaction and then fails", () => {
+  it("keeps a job done when its handler fails after its result committed, and runs the next job", async () => {
+    const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    const ran: string[] = [];
+    const handler = handleJob(InTransactionJob, async (_payload, job, context) => {
+      await db.transaction().execute(async (trx) => {
+        await context?.complete(trx);
+      });
+      ran.push(`job ${job.id} attempt ${job.attempts}`);
+      if (ran.length === 1) throw new Error("failed after the result was recorded");
+    });
+    const first = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    const second = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    // A long lease: a job claimed in the failed handler's transaction and then forgotten would
+    // wait a minute for it to expire.
+    const w = new Worker(
+      t.ferry.jobs,
+      [handler],
+      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 60_000 },
+      pino({ level: "silent" }),
+    );
+    await w.start();
+    try {
+      await eventually(() => ran.length === 2);
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await w.stop();
+    }
+    expect(ran).toEqual([`job ${first} attempt 1`, `job ${second} attempt 1`]);
+    const rows = await db.selectFrom("jobs").select(["id", "state", "attempts"]).orderBy("id").execute();
+    expect(rows.filter((r) => r.id === first || r.id === second)).toEqual([
+      { id: first, state: "done", attempts: 1 },
+      { id: second, state: "done", attempts: 1 },
+    ]);
+  });
+});

@@ -218,7 +218,8 @@ export class JobQueue {
 
   /**
    * Records a failed attempt: back to queued with exponential backoff and jitter, or dead after
-   * max_attempts (or at once when `permanent`). `retryAt` overrides the computed delay.
+   * max_attempts (or at once when `permanent`). `retryAt` overrides the computed delay. A job
+   * already done (its handler failed after its result committed) stays done.
    */
   async fail(
     job: JobRow,
@@ -244,6 +245,7 @@ export class JobQueue {
       })
       .where("id", "=", job.id)
       .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
       .execute();
   }
 
