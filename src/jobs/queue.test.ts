@@ -436,6 +436,46 @@ describe("job queue across worker processes", () => {
   });
 });
 
+describe("a worker with jobs waiting", () => {
+  it("claims the next job in the statement right after completing one, in one transaction on SQLite", async () => {
+    const statements: string[] = [];
+    const t = await createTestApp({}, { onQuery: (sql) => statements.push(sql) });
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    for (let n = 0; n < 4; n++) await t.ferry.jobs.enqueue(db, FlowJob, { n });
+    const ran: number[] = [];
+    const w = new Worker(
+      t.ferry.jobs,
+      [handleJob(FlowJob, async ({ n }) => void ran.push(n))],
+      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 60_000 },
+      pino({ level: "silent" }),
+    );
+    statements.length = 0;
+    await w.start();
+    try {
+      await eventually(() => ran.length === 4);
+      await eventually(async () => {
+        const states = await db.selectFrom("jobs").select("state").where("kind", "=", FlowJob.kind).execute();
+        return states.every((s) => s.state === "done");
+      });
+    } finally {
+      await w.stop();
+    }
+    expect(ran).toEqual([0, 1, 2, 3]);
+    const isCompletion = (s: string) => /^update "jobs" set "state" = \S+, "finished_at"/.test(s);
+    const isClaim = (s: string) => /from "jobs" where "state" = \S+ and "run_at" <=/.test(s);
+    const completions = statements.flatMap((s, i) => (isCompletion(s) ? [i] : []));
+    expect(completions).toHaveLength(4);
+    // Every completion is followed at once by the claim of the next job (the last finds none).
+    for (const i of completions) expect(isClaim(statements[i + 1] ?? "")).toBe(true);
+    if (t.ferry.database.dialect === "sqlite") {
+      // One write transaction per job: its completion and the next claim commit together.
+      expect(statements.filter((s) => s === "commit")).toHaveLength(4);
+      for (const i of completions) expect(statements[i - 1]).toBe("begin");
+    }
+  });
+});
+
 describe("a job that completes in its own transaction and then fails", () => {
   it("keeps a job done when its handler fails after its result committed, and runs the next job", async () => {
     const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });

@@ -114,15 +114,17 @@ export class JobQueue {
    * Claims up to `limit` runnable jobs for `workerId`: queued jobs that are due, and running jobs
    * whose lease expired (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so workers never
    * take the same job; SQLite serialises writers, so the single UPDATE is atomic there.
-   * `expired: false` skips the expired leases (a worker looks for them once per poll interval).
+   * `expired: false` skips the expired leases (a worker looks for them once per poll interval);
+   * `ex` claims inside that transaction (the claim takes effect when it commits).
    */
   async claim(
     workerId: string,
     limit: number,
     leaseMs: number,
     kinds?: string[],
-    options: { expired?: boolean } = {},
+    options: { expired?: boolean; ex?: Executor } = {},
   ): Promise<JobRow[]> {
+    const ex = options.ex ?? this.database.db;
     const now = this.clock.now();
     const nowTs = toTimestamp(now);
     const leaseUntil = toTimestamp(new Date(now.getTime() + leaseMs));
@@ -131,9 +133,20 @@ export class JobQueue {
     const expired =
       options.expired === false
         ? []
-        : await this.claimWhere(workerId, limit, leaseUntil, nowTs, kinds, "running", "locked_until", "<");
+        : await this.claimWhere(
+            ex,
+            workerId,
+            limit,
+            leaseUntil,
+            nowTs,
+            kinds,
+            "running",
+            "locked_until",
+            "<",
+          );
     if (expired.length >= limit) return expired;
     const due = await this.claimWhere(
+      ex,
       workerId,
       limit - expired.length,
       leaseUntil,
@@ -147,6 +160,7 @@ export class JobQueue {
   }
 
   private async claimWhere(
+    ex: Executor,
     workerId: string,
     limit: number,
     leaseUntil: string,
@@ -156,8 +170,7 @@ export class JobQueue {
     column: "run_at" | "locked_until",
     op: "<" | "<=",
   ): Promise<JobRow[]> {
-    const { db } = this.database;
-    const pick = db
+    const pick = ex
       .selectFrom("jobs")
       .select("id")
       .where("state", "=", state)
@@ -167,16 +180,23 @@ export class JobQueue {
       .orderBy("id")
       .limit(limit)
       .$if(this.database.dialect === "postgres", (q) => q.forUpdate().skipLocked());
-    return db
-      .updateTable("jobs")
-      .set((eb) => ({
-        state: "running",
-        locked_by: workerId,
-        locked_until: leaseUntil,
-        attempts: eb("attempts", "+", 1),
-        updated: nowTs,
-      }))
-      .where("id", "in", pick)
+    const update = ex.updateTable("jobs").set((eb) => ({
+      state: "running",
+      locked_by: workerId,
+      locked_until: leaseUntil,
+      attempts: eb("attempts", "+", 1),
+      updated: nowTs,
+    }));
+    if (this.database.dialect === "postgres") return update.where("id", "in", pick).returningAll().execute();
+    // SQLite runs an UPDATE whose WHERE reads its own table in two passes, at about twice the cost
+    // of reading the ids first and updating those. The UPDATE checks the pick's conditions again, so
+    // a job another process claimed in between is left out; an empty queue costs no write at all.
+    const ids = (await pick.execute()).map((row) => row.id);
+    if (ids.length === 0) return [];
+    return update
+      .where("id", "in", ids)
+      .where("state", "=", state)
+      .where(column, op, nowTs)
       .returningAll()
       .execute();
   }
@@ -213,6 +233,40 @@ export class JobQueue {
       .set({ state: "done", finished_at: now, updated: now, locked_until: null, last_error: null })
       .where("id", "=", jobId)
       .where("locked_by", "=", workerId)
+      .execute();
+  }
+
+  /**
+   * Marks a job done and claims up to `limit` due jobs for the same worker in one write transaction
+   * on SQLite (one commit instead of two while jobs are waiting). PostgreSQL commits each statement
+   * on its own: a transaction would add two round trips to save a commit the server groups anyway.
+   */
+  async completeAndClaim(
+    jobId: number,
+    workerId: string,
+    claim: { limit: number; leaseMs: number; kinds?: string[] },
+  ): Promise<JobRow[]> {
+    const next = (ex: Executor) =>
+      this.claim(workerId, claim.limit, claim.leaseMs, claim.kinds, { expired: false, ex });
+    if (this.database.dialect === "postgres") {
+      await this.complete(jobId, workerId);
+      return next(this.database.db);
+    }
+    return this.database.db.transaction().execute(async (trx) => {
+      await this.complete(jobId, workerId, trx);
+      return next(trx);
+    });
+  }
+
+  /** Which of `jobIds` are running under `workerId`'s lease (after a transaction of unknown outcome). */
+  async heldBy(jobIds: number[], workerId: string): Promise<JobRow[]> {
+    if (jobIds.length === 0) return [];
+    return this.database.db
+      .selectFrom("jobs")
+      .selectAll()
+      .where("id", "in", jobIds)
+      .where("locked_by", "=", workerId)
+      .where("state", "=", "running")
       .execute();
   }
 

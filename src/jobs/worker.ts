@@ -27,6 +27,13 @@ export interface WorkerOptions {
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
+/** What a finished job leaves its slot to: the jobs claimed with its completion, if any. */
+interface HandOff {
+  next: JobRow[];
+  /** The claim with its completion found no due job. */
+  queueEmpty: boolean;
+}
+
 /**
  * Runs jobs from the queue: claims up to `concurrency` at a time, heartbeats their leases, retries
  * failures with backoff, wakes on NOTIFY (PostgreSQL) or in-process enqueue, and polls otherwise.
@@ -115,13 +122,7 @@ export class Worker {
           this.logger.error({ err: (err as Error).message }, "job claim failed");
         }
       }
-      for (const job of claimed) {
-        const p = this.execute(job).finally(() => {
-          this.running.delete(job.id);
-          this.requestWake();
-        });
-        this.running.set(job.id, p);
-      }
+      for (const job of claimed) this.begin(job);
       if ((claimed.length === free && free > 0) || this.wakeRequested) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.options.pollIntervalMs);
@@ -134,13 +135,35 @@ export class Worker {
     }
   }
 
-  private async execute(job: JobRow): Promise<void> {
+  /** Runs a claimed job in a slot of its own, then starts what it handed over or wakes the loop. */
+  private begin(job: JobRow): void {
+    const p = this.execute(job).then(async ({ next, queueEmpty }) => {
+      this.running.delete(job.id);
+      if (this.stopped) {
+        // Claimed as the worker began to stop: given back for another worker to take at once.
+        for (const row of next) await this.queue.release(row.id, this.id).catch(() => {});
+        return;
+      }
+      for (const row of next) this.begin(row);
+      // A hand-off that found the queue empty needs no claim: new jobs wake the loop themselves.
+      if (!queueEmpty) this.requestWake();
+    });
+    this.running.set(job.id, p);
+  }
+
+  /**
+   * Runs one job. A job that succeeds hands its slot over: the transaction that marks it done also
+   * claims the next due job, so a worker with jobs waiting commits once per job, not twice.
+   */
+  private async execute(job: JobRow): Promise<HandOff> {
     const handler = this.handlers.get(job.kind);
     const log = this.logger.child({ job: job.id, kind: job.kind, attempt: job.attempts });
     const beat = setInterval(
       () => void this.queue.heartbeat(job.id, this.id, this.options.leaseMs).catch(() => {}),
       Math.max(200, Math.floor(this.options.leaseMs / 3)),
     );
+    const claim = { limit: 1, leaseMs: this.options.leaseMs, kinds: this.kinds };
+    let handOff: HandOff = { next: [], queueEmpty: false };
     try {
       if (!handler) throw new PermanentJobError(`No handler for job kind ${job.kind}`);
       let completed = false;
@@ -148,23 +171,38 @@ export class Worker {
         complete: async (ex) => {
           await this.queue.complete(job.id, this.id, ex);
           completed = true;
+          if (this.stopped) return;
+          const next = await this.queue.claim(this.id, claim.limit, claim.leaseMs, claim.kinds, {
+            expired: false,
+            ex,
+          });
+          handOff = { next, queueEmpty: next.length === 0 };
         },
       });
       if (!completed) {
-        if (this.stopped && this.aborted.has(job.id)) return;
-        await this.queue.complete(job.id, this.id);
+        if (this.stopped && this.aborted.has(job.id)) return handOff;
+        if (this.stopped) await this.queue.complete(job.id, this.id);
+        else {
+          const next = await this.queue.completeAndClaim(job.id, this.id, claim);
+          handOff = { next, queueEmpty: next.length === 0 };
+        }
       }
       log.debug("job done");
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const permanent = err instanceof PermanentJobError;
       log.warn({ err: message, permanent }, "job failed");
+      // The handler failed after completing in its own transaction: whether that transaction (and
+      // the claim in it) committed is unknown, so only jobs still leased to this worker are run.
+      const ids = handOff.next.map((row) => row.id);
+      handOff = { next: await this.queue.heldBy(ids, this.id).catch(() => []), queueEmpty: false };
       await this.queue.fail(job, this.id, message, { permanent }).catch((e) => {
         log.error({ err: (e as Error).message }, "could not record job failure");
       });
     } finally {
       clearInterval(beat);
     }
+    return handOff;
   }
 
   private readonly aborted = new Set<number>();
