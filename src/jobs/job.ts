@@ -21,7 +21,7 @@ export interface JobContext {
   /**
    * Marks the job done inside `ex`, the transaction that records the job's result, so the result
    * and the completion commit together (one write transaction instead of two); the worker then does
-   * not complete the job again, and claims its next job in `ex` too. Without it, the worker
+   * not complete the job again, and on SQLite claims its next job in `ex` too. Without it, the worker
    * completes the job when the handler returns.
    */
   complete(ex: Executor): Promise<void>;

@@ -152,8 +152,8 @@ export class Worker {
   }
 
   /**
-   * Runs one job. A job that succeeds hands its slot over: the transaction that marks it done also
-   * claims the next due job, so a worker with jobs waiting commits once per job, not twice.
+   * Runs one job. On SQLite a job that succeeds hands its slot over: the transaction that marks it
+   * done also claims the next due job, so a worker with jobs waiting commits once per job, not twice.
    */
   private async execute(job: JobRow): Promise<HandOff> {
     const handler = this.handlers.get(job.kind);
@@ -171,7 +171,7 @@ export class Worker {
         complete: async (ex) => {
           await this.queue.complete(job.id, this.id, ex);
           completed = true;
-          if (this.stopped) return;
+          if (this.stopped || !this.queue.claimsOnCompletion) return;
           const next = await this.queue.claim(this.id, claim.limit, claim.leaseMs, claim.kinds, {
             expired: false,
             ex,
@@ -181,7 +181,7 @@ export class Worker {
       });
       if (!completed) {
         if (this.stopped && this.aborted.has(job.id)) return handOff;
-        if (this.stopped) await this.queue.complete(job.id, this.id);
+        if (this.stopped || !this.queue.claimsOnCompletion) await this.queue.complete(job.id, this.id);
         else {
           const next = await this.queue.completeAndClaim(job.id, this.id, claim);
           handOff = { next, queueEmpty: next.length === 0 };
