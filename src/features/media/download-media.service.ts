@@ -217,6 +217,9 @@ function commitBeforeLastChunk(source: Readable, commit: () => Promise<void>): R
     },
   });
   source.on("error", (err) => out.destroy(err));
+  // `pipe` leaves the source alone when `out` closes early (the client went away): it would stay
+  // paused, its stored file open, until garbage collection.
+  out.once("close", () => source.destroy());
   return source.pipe(out);
 }
 

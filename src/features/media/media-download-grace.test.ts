@@ -3,6 +3,7 @@
  * client can be believed to have it. The downloader may resume a cut transfer with `Range` during
  * the grace period (same download, counted once); then the worker destroys the file.
  */
+import { readdirSync, readlinkSync } from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
 import { request as httpRequest } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -79,6 +80,18 @@ const blobKeys = async (id: number) =>
   );
 
 const blobsStored = async (keys: string[]) => Promise.all(keys.map((key) => h.t.ferry.blobStore.exists(key)));
+
+/** Paths of this process's open files that are the stored blobs `keys` (Linux's /proc). */
+function openBlobFiles(keys: string[]): string[] {
+  const targets = readdirSync("/proc/self/fd").map((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return ""; // closed since the listing
+    }
+  });
+  return targets.filter((target) => keys.some((key) => target.includes(key)));
+}
 
 /** The ABB-0010 entries of a media, oldest first. */
 const downloadAudit = async (id: number) =>
@@ -347,6 +360,7 @@ describe("a transfer interrupted mid-stream", () => {
   let retried: number;
   let abandoned: number;
   let abandonedKeys: string[];
+  const openAfterCut: string[] = [];
 
   beforeAll(async () => {
     retried = await pullFile(data);
@@ -355,7 +369,14 @@ describe("a transfer interrupted mid-stream", () => {
     for (const id of [retried, abandoned]) {
       await get(`/v1/media/${id}/download`, h.owner.headers, 1);
       await settled(id);
+      const keys = await blobKeys(id);
+      await eventually(() => openBlobFiles(keys).length === 0, 3000).catch(() => undefined);
+      openAfterCut.push(...openBlobFiles(keys));
     }
+  });
+
+  it("closes the stored file once the client has gone", () => {
+    expect(openAfterCut).toEqual([]);
   });
 
   it("counts the interrupted transfer as the download and keeps the file", async () => {
