@@ -32,6 +32,15 @@ function readRecord(file: string): { event: string; job: number; pid: number; at
     });
 }
 
+/** A worker of `handlers` on `queue` with a one-minute lease and quiet logs. */
+function workerOn(
+  queue: JobQueue,
+  handlers: JobHandler[],
+  options: { concurrency: number; pollIntervalMs: number },
+): Worker {
+  return new Worker(queue, handlers, { leaseMs: 60_000, ...options }, pino({ level: "silent" }));
+}
+
 describe("job queue", () => {
   let t: TestApp;
   let dir: string;
@@ -227,12 +236,7 @@ describe("expired leases", () => {
     const handler = handleJob(FlowJob, async ({ n }) => {
       ran.push(n);
     });
-    const w = new Worker(
-      queue,
-      [handler],
-      { concurrency: 2, leaseMs: 60_000, pollIntervalMs: 50 },
-      pino({ level: "silent" }),
-    );
+    const w = workerOn(queue, [handler], { concurrency: 2, pollIntervalMs: 50 });
     await w.start();
     try {
       await eventually(() => ran.includes(0));
@@ -276,12 +280,7 @@ describe("a job completed in its handler's transaction", () => {
       results.push(`attempt ${job.attempts} recorded`);
     });
     const id = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
-    const w = new Worker(
-      t.ferry.jobs,
-      [handler],
-      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 10 },
-      pino({ level: "silent" }),
-    );
+    const w = workerOn(t.ferry.jobs, [handler], { concurrency: 1, pollIntervalMs: 10 });
     await w.start();
     try {
       await eventually(
@@ -301,6 +300,38 @@ describe("a job completed in its handler's transaction", () => {
       .where("email", "=", "in-transaction@example.com")
       .execute();
     expect(accounts).toHaveLength(1);
+  });
+
+  it("keeps a job done when its handler fails after its result committed, and runs the next job", async () => {
+    const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });
+    onTestFinished(() => t.close());
+    const { db } = t.ferry.database;
+    const ran: string[] = [];
+    const handler = handleJob(InTransactionJob, async (_payload, job, context) => {
+      await db.transaction().execute(async (trx) => {
+        await context?.complete(trx);
+      });
+      ran.push(`job ${job.id} attempt ${job.attempts}`);
+      if (ran.length === 1) throw new Error("failed after the result was recorded");
+    });
+    const first = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    const second = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
+    // A long lease: a job claimed in the failed handler's transaction and then forgotten would
+    // wait a minute for it to expire.
+    const w = workerOn(t.ferry.jobs, [handler], { concurrency: 1, pollIntervalMs: 60_000 });
+    await w.start();
+    try {
+      await eventually(() => ran.length === 2);
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await w.stop();
+    }
+    expect(ran).toEqual([`job ${first} attempt 1`, `job ${second} attempt 1`]);
+    const rows = await db.selectFrom("jobs").select(["id", "state", "attempts"]).orderBy("id").execute();
+    expect(rows.filter((r) => r.id === first || r.id === second)).toEqual([
+      { id: first, state: "done", attempts: 1 },
+      { id: second, state: "done", attempts: 1 },
+    ]);
   });
 });
 
@@ -444,12 +475,8 @@ describe("a worker with jobs waiting", () => {
     const { db } = t.ferry.database;
     for (let n = 0; n < 4; n++) await t.ferry.jobs.enqueue(db, FlowJob, { n });
     const ran: number[] = [];
-    const w = new Worker(
-      t.ferry.jobs,
-      [handleJob(FlowJob, async ({ n }) => void ran.push(n))],
-      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 60_000 },
-      pino({ level: "silent" }),
-    );
+    const handler = handleJob(FlowJob, async ({ n }) => void ran.push(n));
+    const w = workerOn(t.ferry.jobs, [handler], { concurrency: 1, pollIntervalMs: 60_000 });
     statements.length = 0;
     await w.start();
     try {
@@ -474,44 +501,5 @@ describe("a worker with jobs waiting", () => {
       expect(isClaim(statements[i + 1] ?? "")).toBe(true);
     }
     expect(statements.filter((s) => s === "commit")).toHaveLength(4);
-  });
-});
-
-describe("a job that completes in its own transaction and then fails", () => {
-  it("keeps a job done when its handler fails after its result committed, and runs the next job", async () => {
-    const t = await createTestApp({ JOB_BACKOFF_BASE_MS: "1" });
-    onTestFinished(() => t.close());
-    const { db } = t.ferry.database;
-    const ran: string[] = [];
-    const handler = handleJob(InTransactionJob, async (_payload, job, context) => {
-      await db.transaction().execute(async (trx) => {
-        await context?.complete(trx);
-      });
-      ran.push(`job ${job.id} attempt ${job.attempts}`);
-      if (ran.length === 1) throw new Error("failed after the result was recorded");
-    });
-    const first = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
-    const second = await t.ferry.jobs.enqueue(db, InTransactionJob, {});
-    // A long lease: a job claimed in the failed handler's transaction and then forgotten would
-    // wait a minute for it to expire.
-    const w = new Worker(
-      t.ferry.jobs,
-      [handler],
-      { concurrency: 1, leaseMs: 60_000, pollIntervalMs: 60_000 },
-      pino({ level: "silent" }),
-    );
-    await w.start();
-    try {
-      await eventually(() => ran.length === 2);
-      await new Promise((r) => setTimeout(r, 100));
-    } finally {
-      await w.stop();
-    }
-    expect(ran).toEqual([`job ${first} attempt 1`, `job ${second} attempt 1`]);
-    const rows = await db.selectFrom("jobs").select(["id", "state", "attempts"]).orderBy("id").execute();
-    expect(rows.filter((r) => r.id === first || r.id === second)).toEqual([
-      { id: first, state: "done", attempts: 1 },
-      { id: second, state: "done", attempts: 1 },
-    ]);
   });
 });
