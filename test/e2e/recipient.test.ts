@@ -404,7 +404,7 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     const req = await createRequest({ type: "pull" });
     const { context, page, dialogs } = await newPage();
     const before: number[] = [];
-    const after: { method: string; chunk: number }[] = [];
+    const after: { method: string; chunk: number; heard: number }[] = [];
     let reloaded = false;
     await page.route("**/uploads**", async (route) => {
       await new Promise((r) => setTimeout(r, 60));
@@ -412,25 +412,31 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     });
     // A chunk is the reloaded page's when its request was sent after the reload began: one sent by
     // the old page may finish (and be stored) after that.
-    const sentAfterReload = new WeakSet<object>();
+    // What the server tells the reloaded page it holds: its lists of uploads and its answers to
+    // chunks, numbered in the order the page heard them. A chunk in flight during the reload may be
+    // stored after the page's first list, so the page may hear of it only later.
+    let reloadDone = false;
+    const told: { at: number; chunks: Promise<number[]> }[] = [];
+    const sentAfterReload = new WeakMap<object, number>(); // a request → how many answers preceded it
     page.on("request", (request) => {
-      if (reloaded) sentAfterReload.add(request);
+      if (reloaded) sentAfterReload.set(request, told.length);
+    });
+    page.on("response", (response) => {
+      const isList = response.request().method() === "GET" && response.url().endsWith("/uploads");
+      const isChunk = uploadChunkOf(response.request()) !== undefined && response.status() < 300;
+      if (!reloadDone || (!isList && !isChunk)) return;
+      const chunks = response.json().then((body: Json) => {
+        const upload = isList ? (body.files as Json[]).find((f) => f.name === "statement-50mb.bin") : body;
+        return (upload?.received_chunks ?? []) as number[];
+      });
+      told.push({ at: told.length + 1, chunks });
     });
     page.on("requestfinished", async (request) => {
       const info = uploadChunkOf(request);
       if (!info || ((await request.response())?.status() ?? 500) >= 300) return;
-      if (sentAfterReload.has(request)) after.push(info);
+      const heard = sentAfterReload.get(request);
+      if (heard !== undefined) after.push({ ...info, heard });
       else before.push(info.chunk);
-    });
-    // What the server tells the reloaded page it holds. A chunk in flight during the reload may be
-    // stored without the page ever seeing its answer, so `before` alone can miss one.
-    let reloadDone = false;
-    let held: number[] | undefined;
-    page.on("response", async (response) => {
-      const isList = response.request().method() === "GET" && response.url().endsWith("/uploads");
-      if (!reloadDone || held || !isList) return;
-      const files = ((await response.json()) as Json).files as Json[];
-      held = files.find((f) => f.name === "statement-50mb.bin")?.received_chunks;
     });
     await page.goto(`${base}/r/${req.identifier}/`);
     await page.setInputFiles("#file-input", bigFile);
@@ -453,15 +459,17 @@ describe("pull: three files through a network cut, reply, submit, callback, down
     reloadDone = true;
     await page.setInputFiles("#file-input", bigFile);
     await page.getByText("All uploads are complete. You can now submit.").waitFor({ timeout: 120_000 });
-    if (!held) throw new Error("the reloaded page never listed the server's chunks");
-    const heldChunks = held;
-    expect(before.filter((c) => !heldChunks.includes(c))).toEqual([]);
-    // No new upload was started, and chunks the server already held were not sent again.
+    const heard = await Promise.all(told.map(async ({ at, chunks }) => ({ at, chunks: await chunks })));
+    /** The chunks the server had told the reloaded page it holds in its first `n` answers. */
+    const heldAfter = (n: number) => new Set(heard.filter((h) => h.at <= n).flatMap((h) => h.chunks));
+    // Every chunk the old page saw stored was in the reloaded page's first list.
+    expect(heard.length).toBeGreaterThan(0);
+    expect(before.filter((c) => !heldAfter(1).has(c))).toEqual([]);
+    // No new upload was started, and no chunk was sent again once the server had said it held it.
     expect(after.every((a) => a.method === "PUT")).toBe(true);
-    expect(after.map((a) => a.chunk).filter((c) => heldChunks.includes(c))).toEqual([]);
-    expect([...heldChunks, ...after.map((a) => a.chunk)].sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 12 }, (_, i) => i + 1),
-    );
+    expect(after.filter((a) => heldAfter(a.heard).has(a.chunk))).toEqual([]);
+    const stored = new Set([...heldAfter(heard.length), ...after.map((a) => a.chunk)]);
+    expect([...stored].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     await context.close();
     const media = (await api("GET", `/v1/media/?request=${req.id}`)).json().results as Json[];
     expect(media.length).toBe(1);
