@@ -113,7 +113,7 @@ export class JobQueue {
   /**
    * Claims up to `limit` runnable jobs for `workerId`: queued jobs that are due, and running jobs
    * whose lease expired (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so workers never
-   * take the same job; SQLite serialises writers, so the single UPDATE is atomic there.
+   * take the same job; SQLite reads the ids, then updates only those whose state and time still match.
    * `expired: false` skips the expired leases (a worker looks for them once per poll interval);
    * `ex` claims inside that transaction (the claim takes effect when it commits).
    */
