@@ -367,6 +367,61 @@ export async function appendAfterKnownHead(
   return true;
 }
 
+/** PostgreSQL batch appends' prepared statements (name and text), by the entries' column list. */
+const batchAppendStatements = new Map<string, { name: string; text: string }>();
+
+/**
+ * PostgreSQL: appends `entries` (consecutive, all of one account, the first right after `known`)
+ * if `known` is still the account's stored head; false, with nothing written, when it is not. One
+ * autocommitted statement whatever the number of entries: the compare-and-set on the head row, and
+ * an insert of the entries passed as one array per column. An entry's ordinal for a column is
+ * 1 + the stored newest ordinal of its value + how many entries before it in the batch share that
+ * value. The text depends only on the column list, so it is one named prepared statement.
+ */
+export async function appendBatchAfterKnownHead(
+  database: Database,
+  known: ChainHead,
+  entries: readonly NewAuditEntry[],
+): Promise<boolean> {
+  const first = entries[0];
+  const last = entries.at(-1);
+  if (!first || !last || !database.runPrepared) throw new Error("a batch append needs entries on PostgreSQL");
+  const columns = (Object.keys(first) as (keyof NewAuditEntry)[]).filter((c) => c !== "account_id");
+  const shape = columns.join(",");
+  let statement = batchAppendStatements.get(shape);
+  if (statement === undefined) {
+    // $1 account, $2/$3 the known head, $4/$5 the new head, then one array per column.
+    const arrays = columns.map((c, i) => `$${i + 6}::${typeof first[c] === "number" ? "bigint" : "text"}[]`);
+    const ordinals = ORDINALS.map(
+      ([column, ordinal]) =>
+        `case when b."${column}" = '' then 0 else coalesce((select e."${ordinal}" from "audit_entries" e` +
+        ` where e."account_id" = $1 and e."${column}" = b."${column}" order by e."seq" desc limit 1), 0)` +
+        ` + row_number() over (partition by b."${column}" order by b.k) end`,
+    );
+    const names = ["account_id", ...columns, ...ORDINALS.map(([, ordinal]) => ordinal)];
+    const text =
+      `with head as (update "audit_chain_heads" set "seq" = $4, "hash" = $5` +
+      ` where "account_id" = $1 and "seq" = $2 and "hash" = $3 returning "account_id")` +
+      ` insert into "audit_entries" (${names.map((c) => `"${c}"`).join(", ")})` +
+      ` select head."account_id", ${columns.map((c) => `b."${c}"`).join(", ")}, ${ordinals.join(", ")}` +
+      ` from head cross join unnest(${arrays.join(", ")}) with ordinality` +
+      ` as b(${columns.map((c) => `"${c}"`).join(", ")}, k) order by b.k`;
+    const name = `audit_append_batch_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    statement = { name, text };
+    batchAppendStatements.set(shape, statement);
+  }
+  const params = [
+    first.account_id,
+    known.seq,
+    known.hash,
+    last.seq,
+    last.hash,
+    ...columns.map((c) => entries.map((entry) => entry[c])),
+  ];
+  const { rowCount } = await database.runPrepared(statement.name, CompiledQuery.raw(statement.text, params));
+  return rowCount > 0;
+}
+
 /**
  * Advances the account's head by one and returns the head it had before, creating the head row on
  * first use. The upsert-and-increment locks the head row until `trx` ends, so concurrent writers

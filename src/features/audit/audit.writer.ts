@@ -6,6 +6,7 @@ import { toTimestamp } from "../../shared/time.js";
 import {
   advanceKnownHead,
   appendAfterKnownHead,
+  appendBatchAfterKnownHead,
   type ChainHead,
   insertEntry,
   insertEntryAtHead,
@@ -136,11 +137,12 @@ const CACHED_HEADS = 10_000;
  * the remembered head is stale (another process wrote, a transaction rolled back) the compare fails,
  * nothing is written, and the writer takes the locking path (upsert-and-increment of the head row).
  *
- * On SQLite, standalone entries are group-committed: those that arrive while a commit is running (or in the
- * same turn of the event loop) are appended together in one transaction, in arrival order per
- * account, and each caller's promise resolves once that transaction has committed — an answered
- * call still has its entry durable, but concurrent calls share one commit instead of paying one
- * each. A batch that fails is written again entry by entry, so one bad entry fails only its caller.
+ * Standalone entries are group-committed: those that arrive while a commit is running are appended
+ * together, in arrival order per account, and each caller's promise resolves once they have
+ * committed — an answered call still has its entry durable, but concurrent calls share one commit
+ * instead of paying one each. On SQLite a batch holds every account's entries (and those of the same
+ * turn of the event loop) in one transaction; on PostgreSQL a batch is one account's, in one
+ * statement. A batch that fails is written again entry by entry, so one bad entry fails only its caller.
  */
 /** Most standalone entries one group commit appends. */
 const MAX_BATCH = 256;
@@ -153,7 +155,8 @@ interface PendingEntry {
 
 export class AuditWriter {
   private readonly heads = new Map<number, ChainHead>();
-  private readonly queues = new Map<number, Promise<void>>();
+  /** PostgreSQL: accounts with an append running, each with the entries waiting for the next. */
+  private readonly waiting = new Map<number, PendingEntry[]>();
   private pending: PendingEntry[] = [];
   private flushing = false;
 
@@ -186,43 +189,96 @@ export class AuditWriter {
   }
 
   /**
-   * PostgreSQL: a standalone entry is one autocommitted compare-and-set statement, and the server
-   * already flushes concurrent commits together, so entries are not batched; this process's
-   * writers of one account go one after another, each on the head the previous one left, so their
-   * compare-and-set does not fail.
+   * PostgreSQL: a standalone entry is an autocommitted compare-and-set statement. This process's
+   * entries of one account go one statement after another, each on the head the previous one left,
+   * so their compare-and-set does not fail; the entries that arrive while one runs are appended
+   * together by the next statement (up to MAX_BATCH), so a busy account pays one round trip and one
+   * commit per batch rather than per entry, and each caller's promise resolves once its batch has
+   * committed.
    */
-  private async writeQueued(event: AuditEvent): Promise<void> {
-    const accountId = event.accountId;
-    const run = (this.queues.get(accountId) ?? Promise.resolve()).then(() => this.writeAlone(event));
-    const tail = run.catch(() => undefined);
-    this.queues.set(accountId, tail);
-    try {
-      await run;
-    } finally {
-      if (this.queues.get(accountId) === tail) this.queues.delete(accountId);
+  private writeQueued(event: AuditEvent): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const entry = { event, resolve, reject };
+      const waiting = this.waiting.get(event.accountId);
+      if (waiting) {
+        waiting.push(entry);
+        return;
+      }
+      this.waiting.set(event.accountId, []);
+      void this.drain(event.accountId, [entry]);
+    });
+  }
+
+  /** PostgreSQL: appends `batch`, then the account's entries that arrived meanwhile, until none is left. */
+  private async drain(accountId: number, batch: PendingEntry[]): Promise<void> {
+    const waiting = this.waiting.get(accountId)!;
+    for (;;) {
+      await this.settle(batch, (events) => this.writeBatchAlone(accountId, events));
+      if (waiting.length === 0) break;
+      batch = waiting.splice(0, MAX_BATCH);
     }
+    this.waiting.delete(accountId);
   }
 
   /** SQLite: commits the pending standalone entries in batches until none is left. */
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, MAX_BATCH);
-      try {
-        await this.commitBatch(batch.map((p) => p.event));
-        for (const p of batch) p.resolve();
-      } catch {
-        // Written again one by one, so only the entry that fails reports the failure.
-        for (const p of batch) {
-          try {
-            await this.writeAlone(p.event);
-            p.resolve();
-          } catch (err) {
-            p.reject(err);
-          }
+      await this.settle(this.pending.splice(0, MAX_BATCH), (events) => this.commitBatch(events));
+    }
+    this.flushing = false;
+  }
+
+  /**
+   * Writes `batch` with `write` and settles its callers; if that fails, writes the entries of a
+   * batch of several again one by one, so one bad entry fails only its caller (a lone entry's
+   * failure is its caller's: written again, an append that failed only after committing would be
+   * recorded twice).
+   */
+  private async settle(batch: PendingEntry[], write: (events: AuditEvent[]) => Promise<void>): Promise<void> {
+    try {
+      await write(batch.map((p) => p.event));
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]?.reject(error);
+        return;
+      }
+      for (const p of batch) {
+        try {
+          await this.writeAlone(p.event);
+          p.resolve();
+        } catch (err) {
+          p.reject(err);
         }
       }
     }
-    this.flushing = false;
+  }
+
+  /**
+   * PostgreSQL: appends one account's `events` in one autocommitted statement after the remembered
+   * head; if that head is stale (another process wrote), in one transaction on the locked path.
+   */
+  private async writeBatchAlone(accountId: number, events: AuditEvent[]): Promise<void> {
+    const [only] = events;
+    if (events.length === 1 && only) return this.writeAlone(only);
+    const known = this.heads.get(accountId);
+    if (known) {
+      const entries: NewAuditEntry[] = [];
+      let prev = known;
+      for (const event of events) {
+        const entry = this.entryAfter(prev, event);
+        entries.push(entry);
+        prev = { seq: entry.seq, hash: entry.hash };
+      }
+      if (await appendBatchAfterKnownHead(this.database, known, entries)) {
+        this.remember(accountId, prev);
+        return;
+      }
+      this.heads.delete(accountId);
+    }
+    await this.database.db.transaction().execute(async (trx) => {
+      for (const event of events) await this.appendLocked(trx, event);
+    });
   }
 
   /**
