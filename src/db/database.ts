@@ -1,14 +1,17 @@
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import {
-  type CompiledQuery,
+  CompiledQuery,
   Kysely,
   type KyselyConfig,
   NoResultError,
   PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
   type SqliteDatabase,
   SqliteDialect,
   sql,
@@ -24,13 +27,6 @@ export type Dialect = "sqlite" | "postgres";
 export interface Database {
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
-  /**
-   * PostgreSQL only: runs a compiled statement outside any transaction as a named prepared
-   * statement, so each pooled connection parses and plans it once (Kysely sends every query
-   * unnamed: parsed and planned on every run). For hot statements whose planning costs more than
-   * their execution; `name` must identify the SQL text.
-   */
-  runPrepared?(name: string, query: CompiledQuery): Promise<{ rowCount: number }>;
   /**
    * SQLite only: a number that changes whenever another connection (another process) committed to
    * the database since the last call (PRAGMA data_version); undefined while this connection is inside
@@ -84,6 +80,61 @@ function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
   };
 }
 
+/** How `prepared` marks a statement's text. */
+const PREPARED_MARK = "/* prepared */ ";
+
+/**
+ * Marks `query` to run as a named prepared statement on PostgreSQL, inside a transaction or not:
+ * each pooled connection then parses and plans it once, where Kysely sends every query unnamed,
+ * parsed and planned on every run. For hot statements whose planning costs more than their
+ * execution (say an insert with correlated subqueries); the text must not embed values that vary,
+ * or every variant becomes a statement of its own on every connection. On SQLite the mark is a
+ * comment (its statements are cached by text already).
+ */
+export function prepared(query: CompiledQuery): CompiledQuery {
+  return CompiledQuery.raw(PREPARED_MARK + query.sql, [...query.parameters]);
+}
+
+/** Prepared statements' names, by text. */
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `ferry_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
+    // Texts are a fixed set in practice; the bound only guards against a caller that varies them.
+    if (statementNames.size >= 1000) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * The pool as Kysely sees it: each client runs the statements marked by `prepared` as named
+ * prepared statements, the others as they are.
+ */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapped = clients.get(client);
+      if (!wrapped) {
+        wrapped = {
+          query: ((text: unknown, values?: unknown[]) =>
+            typeof text === "string" && text.startsWith(PREPARED_MARK)
+              ? client.query({ name: statementName(text), text, values })
+              : client.query(text as string, values)) as unknown as PostgresPoolClient["query"],
+          release: () => client.release(),
+        };
+        clients.set(client, wrapped);
+      }
+      return wrapped;
+    },
+    end: () => pool.end(),
+  };
+}
+
 /**
  * Opens the database. SQLite runs in WAL mode with foreign keys on and a busy timeout;
  * PostgreSQL uses a pool. Migrations are applied separately (src/db/migrator.ts).
@@ -93,16 +144,11 @@ export function createDatabase(options: DatabaseOptions): Database {
     const pool = new (loadPg().Pool)({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: queryLog(options) });
-    return {
-      db,
-      dialect: "postgres",
-      async runPrepared(name, query) {
-        const result = await pool.query({ name, text: query.sql, values: [...query.parameters] });
-        return { rowCount: result.rowCount ?? 0 };
-      },
-      destroy: () => db.destroy(),
-    };
+    const db = new Kysely<DB>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+      log: queryLog(options),
+    });
+    return { db, dialect: "postgres", destroy: () => db.destroy() };
   }
   if (options.sqlitePath !== ":memory:") mkdirSync(dirname(options.sqlitePath), { recursive: true });
   const sqlite = new SQLite(options.sqlitePath);

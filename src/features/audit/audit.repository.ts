@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import { CompiledQuery, type RawBuilder, type Selectable, sql } from "kysely";
-import type { Database, Executor } from "../../db/database.js";
+import { type Database, type Executor, prepared } from "../../db/database.js";
 import type { AuditCheckpointsTable, AuditEntriesTable } from "../../db/schema.js";
 
 /** One stored audit entry. */
@@ -351,14 +350,9 @@ export async function appendAfterKnownHead(
           ...Object.entries(ordinals).map(([column, expression]) => expression.as(column)),
         ]),
       );
-    if (!ex.isTransaction && database.runPrepared) {
-      // The statement's text varies only with which ordinals are 0.
-      const compiled = query.compile();
-      const name = `audit_append_${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 20)}`;
-      return (await database.runPrepared(name, compiled)).rowCount === 1;
-    }
-    const res = await query.executeTakeFirst();
-    return Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
+    // The statement's text varies only with which ordinals are 0.
+    const res = await ex.executeQuery(prepared(query.compile()));
+    return Number(res.numAffectedRows ?? 0) === 1;
   }
   // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
   if (!(await advanceKnownHead(ex, entry.account_id, known, { seq: entry.seq, hash: entry.hash })))
@@ -367,8 +361,8 @@ export async function appendAfterKnownHead(
   return true;
 }
 
-/** PostgreSQL batch appends' prepared statements (name and text), by the entries' column list. */
-const batchAppendStatements = new Map<string, { name: string; text: string }>();
+/** PostgreSQL batch appends' statement text, by the entries' column list. */
+const batchAppendStatements = new Map<string, string>();
 
 /**
  * PostgreSQL: appends `entries` (consecutive, all of one account, the first right after `known`)
@@ -379,17 +373,17 @@ const batchAppendStatements = new Map<string, { name: string; text: string }>();
  * value. The text depends only on the column list, so it is one named prepared statement.
  */
 export async function appendBatchAfterKnownHead(
-  database: Database,
+  ex: Executor,
   known: ChainHead,
   entries: readonly NewAuditEntry[],
 ): Promise<boolean> {
   const first = entries[0];
   const last = entries.at(-1);
-  if (!first || !last || !database.runPrepared) throw new Error("a batch append needs entries on PostgreSQL");
+  if (!first || !last) throw new Error("a batch append needs entries");
   const columns = (Object.keys(first) as (keyof NewAuditEntry)[]).filter((c) => c !== "account_id");
   const shape = columns.join(",");
-  let statement = batchAppendStatements.get(shape);
-  if (statement === undefined) {
+  let text = batchAppendStatements.get(shape);
+  if (text === undefined) {
     // $1 account, $2/$3 the known head, $4/$5 the new head, then one array per column.
     const arrays = columns.map((c, i) => `$${i + 6}::${typeof first[c] === "number" ? "bigint" : "text"}[]`);
     const ordinals = ORDINALS.map(
@@ -399,16 +393,14 @@ export async function appendBatchAfterKnownHead(
         ` + row_number() over (partition by b."${column}" order by b.k) end`,
     );
     const names = ["account_id", ...columns, ...ORDINALS.map(([, ordinal]) => ordinal)];
-    const text =
+    text =
       `with head as (update "audit_chain_heads" set "seq" = $4, "hash" = $5` +
       ` where "account_id" = $1 and "seq" = $2 and "hash" = $3 returning "account_id")` +
       ` insert into "audit_entries" (${names.map((c) => `"${c}"`).join(", ")})` +
       ` select head."account_id", ${columns.map((c) => `b."${c}"`).join(", ")}, ${ordinals.join(", ")}` +
       ` from head cross join unnest(${arrays.join(", ")}) with ordinality` +
       ` as b(${columns.map((c) => `"${c}"`).join(", ")}, k) order by b.k`;
-    const name = `audit_append_batch_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-    statement = { name, text };
-    batchAppendStatements.set(shape, statement);
+    batchAppendStatements.set(shape, text);
   }
   const params = [
     first.account_id,
@@ -418,8 +410,8 @@ export async function appendBatchAfterKnownHead(
     last.hash,
     ...columns.map((c) => entries.map((entry) => entry[c])),
   ];
-  const { rowCount } = await database.runPrepared(statement.name, CompiledQuery.raw(statement.text, params));
-  return rowCount > 0;
+  const res = await ex.executeQuery(prepared(CompiledQuery.raw(text, params)));
+  return Number(res.numAffectedRows ?? 0) > 0;
 }
 
 /**
@@ -441,10 +433,15 @@ export async function lockNextSeq(trx: Executor, accountId: number, genesis: str
 
 /** Inserts the entry taken by lockNextSeq and records its hash on the head row. */
 export async function insertEntryAtHead(trx: Executor, entry: NewAuditEntry): Promise<void> {
-  await trx
-    .insertInto("audit_entries")
-    .values({ ...entry, ...ordinalsOf(entry) })
-    .execute();
+  // Prepared: planning the ordinals' subqueries costs more than running them, under the head's lock.
+  await trx.executeQuery(
+    prepared(
+      trx
+        .insertInto("audit_entries")
+        .values({ ...entry, ...ordinalsOf(entry) })
+        .compile(),
+    ),
+  );
   await trx
     .updateTable("audit_chain_heads")
     .set({ hash: entry.hash })

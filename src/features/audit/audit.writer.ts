@@ -270,7 +270,7 @@ export class AuditWriter {
         entries.push(entry);
         prev = { seq: entry.seq, hash: entry.hash };
       }
-      if (await appendBatchAfterKnownHead(this.database, known, entries)) {
+      if (await appendBatchAfterKnownHead(this.database.db, known, entries)) {
         this.remember(accountId, prev);
         return;
       }
