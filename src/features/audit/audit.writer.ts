@@ -263,15 +263,9 @@ export class AuditWriter {
     if (events.length === 1 && only) return this.writeAlone(only);
     const known = this.heads.get(accountId);
     if (known) {
-      const entries: NewAuditEntry[] = [];
-      let prev = known;
-      for (const event of events) {
-        const entry = this.entryAfter(prev, event);
-        entries.push(entry);
-        prev = { seq: entry.seq, hash: entry.hash };
-      }
+      const { entries, head } = this.chainAfter(known, events);
       if (await appendBatchAfterKnownHead(this.database.db, known, entries)) {
-        this.remember(accountId, prev);
+        this.remember(accountId, head);
         return;
       }
       this.heads.delete(accountId);
@@ -298,16 +292,10 @@ export class AuditWriter {
       for (const [accountId, list] of byAccount) {
         const known = this.heads.get(accountId);
         if (known) {
-          const entries: NewAuditEntry[] = [];
-          let prev = known;
-          for (const event of list) {
-            const entry = this.entryAfter(prev, event);
-            entries.push(entry);
-            prev = { seq: entry.seq, hash: entry.hash };
-          }
-          if (await advanceKnownHead(trx, accountId, known, prev)) {
+          const { entries, head } = this.chainAfter(known, list);
+          if (await advanceKnownHead(trx, accountId, known, head)) {
             for (const entry of entries) await insertEntry(trx, entry);
-            remembered.push([accountId, prev]);
+            remembered.push([accountId, head]);
             continue;
           }
           this.heads.delete(accountId);
@@ -352,6 +340,18 @@ export class AuditWriter {
     const entry = this.entryAfter(await lockNextSeq(trx, event.accountId, CHAIN_GENESIS), event);
     await insertEntryAtHead(trx, entry);
     this.remember(event.accountId, { seq: entry.seq, hash: entry.hash });
+  }
+
+  /** The rows of `events` chained one after another from `known`, and the head after the last. */
+  private chainAfter(known: ChainHead, events: AuditEvent[]): { entries: NewAuditEntry[]; head: ChainHead } {
+    const entries: NewAuditEntry[] = [];
+    let head = known;
+    for (const event of events) {
+      const entry = this.entryAfter(head, event);
+      entries.push(entry);
+      head = { seq: entry.seq, hash: entry.hash };
+    }
+    return { entries, head };
   }
 
   /** The row of the entry that follows `prev` in the account's chain. */
