@@ -142,7 +142,8 @@ const CACHED_HEADS = 10_000;
  * committed — an answered call still has its entry durable, but concurrent calls share one commit
  * instead of paying one each. On SQLite a batch holds every account's entries (and those of the same
  * turn of the event loop) in one transaction; on PostgreSQL a batch is one account's, in one
- * statement. A batch that fails is written again entry by entry, so one bad entry fails only its caller.
+ * statement. A batch of several that fails is written again entry by entry, so one bad entry fails only its
+ * caller; a lone entry's failure is its caller's.
  */
 /** Most standalone entries one group commit appends. */
 const MAX_BATCH = 256;
