@@ -6,12 +6,16 @@ import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import {
   CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type KyselyConfig,
+  type Dialect as KyselyDialect,
   NoResultError,
   PostgresDialect,
   type PostgresPool,
   type PostgresPoolClient,
+  type QueryResult,
   type SqliteDatabase,
   SqliteDialect,
   sql,
@@ -76,7 +80,7 @@ function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
   const onQuery = options.onQuery;
   if (!onQuery) return undefined;
   return (event) => {
-    if (event.level === "query") onQuery(event.query.sql);
+    if (event.level === "query" && event.query.sql !== BEFORE_COMMIT_MARK) onQuery(event.query.sql);
   };
 }
 
@@ -135,6 +139,89 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** The text of `beforeCommit`'s registration: a statement its connection keeps, never runs. */
+const BEFORE_COMMIT_MARK = "/* before commit */";
+
+/**
+ * Runs `hook` inside `trx` just before the transaction commits, after everything its callback
+ * did; not at all if it rolls back. A hook that throws fails the commit: the transaction is rolled
+ * back and `execute` rejects with the hook's error. Hooks run one after another in the order
+ * registered and may run statements on `trx`. Registering costs no round trip.
+ */
+export async function beforeCommit(trx: Executor, hook: () => Promise<void>): Promise<void> {
+  if (!trx.isTransaction) throw new Error("beforeCommit needs a transaction");
+  await trx.executeQuery(CompiledQuery.raw(BEFORE_COMMIT_MARK, [hook]));
+}
+
+/** A connection that keeps `beforeCommit`'s hooks until its transaction ends. */
+class HookedConnection implements DatabaseConnection {
+  hooks: (() => Promise<void>)[] = [];
+
+  constructor(readonly inner: DatabaseConnection) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (query.sql !== BEFORE_COMMIT_MARK) return this.inner.executeQuery(query);
+    this.hooks.push(query.parameters[0] as () => Promise<void>);
+    return Promise.resolve({ rows: [] });
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery(query, chunkSize);
+  }
+
+  /** Takes the hooks registered so far. */
+  take(): (() => Promise<void>)[] {
+    const hooks = this.hooks;
+    this.hooks = [];
+    return hooks;
+  }
+}
+
+/**
+ * `dialect` with `beforeCommit`: Kysely has no hook before a commit, so its driver is wrapped. Each
+ * connection it hands out keeps the hooks registered on it, and the commit runs them first.
+ */
+function withCommitHooks(dialect: KyselyDialect): KyselyDialect {
+  const driverOf = (inner: Driver): Driver => {
+    const hooked = (connection: DatabaseConnection) => connection as HookedConnection;
+    // One wrapper per connection of the inner driver, for as long as that connection lives.
+    const wrappers = new WeakMap<DatabaseConnection, HookedConnection>();
+    return {
+      init: () => inner.init(),
+      async acquireConnection() {
+        const connection = await inner.acquireConnection();
+        let wrapper = wrappers.get(connection);
+        if (!wrapper) {
+          wrapper = new HookedConnection(connection);
+          wrappers.set(connection, wrapper);
+        }
+        return wrapper;
+      },
+      // Transaction statements go through the hooked connection, which Kysely logs like any other.
+      beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
+      async commitTransaction(connection) {
+        for (const hook of hooked(connection).take()) await hook();
+        await inner.commitTransaction(connection);
+      },
+      rollbackTransaction: (connection) => {
+        hooked(connection).take();
+        return inner.rollbackTransaction(connection);
+      },
+      releaseConnection: (connection) => {
+        hooked(connection).take();
+        return inner.releaseConnection(hooked(connection).inner);
+      },
+      destroy: () => inner.destroy(),
+    };
+  };
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createDriver: () => driverOf(dialect.createDriver()),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+  };
+}
+
 /**
  * Opens the database. SQLite runs in WAL mode with foreign keys on and a busy timeout;
  * PostgreSQL uses a pool. Migrations are applied separately (src/db/migrator.ts).
@@ -145,7 +232,7 @@ export function createDatabase(options: DatabaseOptions): Database {
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
     const db = new Kysely<DB>({
-      dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+      dialect: withCommitHooks(new PostgresDialect({ pool: preparingPool(pool) })),
       log: queryLog(options),
     });
     return { db, dialect: "postgres", destroy: () => db.destroy() };
@@ -164,7 +251,7 @@ export function createDatabase(options: DatabaseOptions): Database {
       ? undefined
       : startCheckpointer(sqlite, options.sqlitePath, options.checkpointEveryMs ?? 500);
   const db = new Kysely<DB>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: withCommitHooks(new SqliteDialect({ database: withStatementCache(sqlite) })),
     log: queryLog(options),
   });
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
