@@ -431,6 +431,24 @@ export async function lockNextSeq(trx: Executor, accountId: number, genesis: str
   return { seq: Number(head.seq) - 1, hash: head.hash };
 }
 
+/**
+ * Locks the account's head row until `trx` ends and returns it, creating it (at the genesis) on
+ * first use: concurrent writers queue here, and once it returns the head cannot move under `trx`,
+ * so an append after it (appendBatchAfterKnownHead) succeeds. Each statement after it reads the
+ * entries committed before the lock was granted.
+ */
+export async function lockHead(trx: Executor, accountId: number, genesis: string): Promise<ChainHead> {
+  const head = await trx
+    .insertInto("audit_chain_heads")
+    .values({ account_id: accountId, seq: 0, hash: genesis })
+    .onConflict((oc) =>
+      oc.column("account_id").doUpdateSet((eb) => ({ seq: eb.ref("audit_chain_heads.seq") })),
+    )
+    .returning(["seq", "hash"])
+    .executeTakeFirstOrThrow();
+  return { seq: Number(head.seq), hash: head.hash };
+}
+
 /** Inserts the entry taken by lockNextSeq and records its hash on the head row. */
 export async function insertEntryAtHead(trx: Executor, entry: NewAuditEntry): Promise<void> {
   // Prepared: planning the ordinals' subqueries costs more than running them, under the head's lock.

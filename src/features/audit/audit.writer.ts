@@ -1,5 +1,5 @@
 import { hash as digest } from "node:crypto";
-import type { Database, Executor } from "../../db/database.js";
+import { beforeCommit, type Database, type Executor } from "../../db/database.js";
 import type { AuditEntriesTable } from "../../db/schema.js";
 import type { Clock } from "../../shared/clock.js";
 import { toTimestamp } from "../../shared/time.js";
@@ -10,6 +10,7 @@ import {
   type ChainHead,
   insertEntry,
   insertEntryAtHead,
+  lockHead,
   lockNextSeq,
   type NewAuditEntry,
 } from "./audit.repository.js";
@@ -135,7 +136,11 @@ const CACHED_HEADS = 10_000;
  * head row (`UPDATE … WHERE seq = ? AND hash = ?`): on PostgreSQL that and the insert are one
  * statement, so a standalone entry (AAA-0010) is one round trip, committed before it returns. When
  * the remembered head is stale (another process wrote, a transaction rolled back) the compare fails,
- * nothing is written, and the writer takes the locking path (upsert-and-increment of the head row).
+ * nothing is written, and the writer takes the locking path (an upsert that locks the head row).
+ *
+ * Entries written inside a transaction are kept until just before it commits (`beforeCommit`), then
+ * appended together, so the transaction holds its account's head only for that append and the
+ * commit, not from its first entry on; a rolled-back transaction appends none.
  *
  * Standalone entries are group-committed: those that arrive while a commit is running are appended
  * together, in arrival order per account, and each caller's promise resolves once they have
@@ -158,6 +163,8 @@ export class AuditWriter {
   private readonly heads = new Map<number, ChainHead>();
   /** PostgreSQL: accounts with an append running, each with the entries waiting for the next. */
   private readonly waiting = new Map<number, PendingEntry[]>();
+  /** The entries each open transaction has written, appended just before it commits. */
+  private readonly kept = new WeakMap<Executor, AuditEvent[]>();
   private pending: PendingEntry[] = [];
   private flushing = false;
 
@@ -168,14 +175,11 @@ export class AuditWriter {
 
   /**
    * Writes one entry inside `ex` (pass the transaction of the change it records, so both commit
-   * together). Serialises per account on the chain head row. Given no transaction, the entry is
-   * committed on its own before the promise resolves.
+   * together): kept, and appended just before the transaction commits. Given no transaction, the
+   * entry is committed on its own before the promise resolves.
    */
   async write(ex: Executor, event: AuditEvent): Promise<void> {
-    if (ex.isTransaction) {
-      if (!(await this.appendToKnownHead(ex, event))) await this.appendLocked(ex, event);
-      return;
-    }
+    if (ex.isTransaction) return this.writeBeforeCommit(ex, event);
     // Writers inside a transaction never wait below (one could hold the head row lock a queued or
     // batched writer waits for).
     if (this.database.dialect === "postgres") return this.writeQueued(event);
@@ -219,6 +223,58 @@ export class AuditWriter {
       batch = waiting.splice(0, MAX_BATCH);
     }
     this.waiting.delete(accountId);
+  }
+
+  /**
+   * Keeps a transaction's entries until just before it commits, then appends them, each account's
+   * together. Appending takes the account's chain head (on PostgreSQL its row lock) until the
+   * commit: written as they came, the first entry would hold it through every statement after it,
+   * and one account's changes would go one at a time for that long; kept, the head is held for the
+   * append and the commit. A rolled-back transaction appends nothing.
+   */
+  private async writeBeforeCommit(trx: Executor, event: AuditEvent): Promise<void> {
+    const kept = this.kept.get(trx);
+    if (kept) {
+      kept.push(event);
+      return;
+    }
+    const events = [event];
+    this.kept.set(trx, events);
+    await beforeCommit(trx, () => this.appendKept(trx, events));
+  }
+
+  /** Appends a transaction's kept entries, each account's after its head, in the order written. */
+  private async appendKept(trx: Executor, events: AuditEvent[]): Promise<void> {
+    if (this.database.dialect === "sqlite") {
+      for (const [accountId, head] of await this.appendAll(trx, events)) this.remember(accountId, head);
+      return;
+    }
+    for (const [accountId, list] of byAccount(events)) {
+      const [only] = list;
+      if (list.length === 1 && only) {
+        if (!(await this.appendToKnownHead(trx, only))) await this.appendBatchLocked(trx, accountId, list);
+        continue;
+      }
+      const known = this.heads.get(accountId);
+      if (known) {
+        const { entries, head } = this.chainAfter(known, list);
+        if (await appendBatchAfterKnownHead(trx, known, entries)) {
+          this.remember(accountId, head);
+          continue;
+        }
+        this.heads.delete(accountId);
+      }
+      await this.appendBatchLocked(trx, accountId, list);
+    }
+  }
+
+  /** PostgreSQL: appends one account's `events` after its head, locked until `trx` ends: two statements. */
+  private async appendBatchLocked(trx: Executor, accountId: number, events: AuditEvent[]): Promise<void> {
+    const locked = await lockHead(trx, accountId, CHAIN_GENESIS);
+    const { entries, head } = this.chainAfter(locked, events);
+    if (!(await appendBatchAfterKnownHead(trx, locked, entries)))
+      throw new Error("the audit chain's head moved while locked");
+    this.remember(accountId, head);
   }
 
   /** SQLite: commits the pending standalone entries in batches until none is left. */
@@ -271,47 +327,43 @@ export class AuditWriter {
       }
       this.heads.delete(accountId);
     }
-    await this.database.db.transaction().execute(async (trx) => {
-      for (const event of events) await this.appendLocked(trx, event);
-    });
+    await this.database.db.transaction().execute((trx) => this.appendBatchLocked(trx, accountId, events));
+  }
+
+  /** SQLite: appends `events` in one transaction; heads are remembered once it has committed. */
+  private async commitBatch(events: AuditEvent[]): Promise<void> {
+    const remembered = await this.database.db.transaction().execute((trx) => this.appendAll(trx, events));
+    // A rolled-back batch leaves the remembered heads as they were.
+    for (const [accountId, head] of remembered) this.remember(accountId, head);
   }
 
   /**
-   * SQLite: appends `events` in one transaction, each account's in arrival order. An account whose
-   * remembered head is still the stored one gets one compare-and-set for all its entries of the
-   * batch; otherwise its entries take the locking path one by one.
+   * SQLite: appends `events` inside `trx`, each account's in the order given, and returns each
+   * account's new head. An account whose remembered head is still the stored one gets one
+   * compare-and-set for all its entries; otherwise its entries take the locking path one by one.
    */
-  private async commitBatch(events: AuditEvent[]): Promise<void> {
-    const byAccount = new Map<number, AuditEvent[]>();
-    for (const event of events) {
-      const list = byAccount.get(event.accountId);
-      if (list) list.push(event);
-      else byAccount.set(event.accountId, [event]);
-    }
-    const remembered: [number, ChainHead][] = [];
-    await this.database.db.transaction().execute(async (trx) => {
-      for (const [accountId, list] of byAccount) {
-        const known = this.heads.get(accountId);
-        if (known) {
-          const { entries, head } = this.chainAfter(known, list);
-          if (await advanceKnownHead(trx, accountId, known, head)) {
-            for (const entry of entries) await insertEntry(trx, entry);
-            remembered.push([accountId, head]);
-            continue;
-          }
-          this.heads.delete(accountId);
+  private async appendAll(trx: Executor, events: AuditEvent[]): Promise<[number, ChainHead][]> {
+    const heads: [number, ChainHead][] = [];
+    for (const [accountId, list] of byAccount(events)) {
+      const known = this.heads.get(accountId);
+      if (known) {
+        const { entries, head } = this.chainAfter(known, list);
+        if (await advanceKnownHead(trx, accountId, known, head)) {
+          for (const entry of entries) await insertEntry(trx, entry);
+          heads.push([accountId, head]);
+          continue;
         }
-        let head: ChainHead | undefined;
-        for (const event of list) {
-          const entry = this.entryAfter(await lockNextSeq(trx, accountId, CHAIN_GENESIS), event);
-          await insertEntryAtHead(trx, entry);
-          head = { seq: entry.seq, hash: entry.hash };
-        }
-        if (head) remembered.push([accountId, head]);
+        this.heads.delete(accountId);
       }
-    });
-    // Heads are remembered only once the batch has committed: a rolled-back batch leaves them as they were.
-    for (const [accountId, head] of remembered) this.remember(accountId, head);
+      let head: ChainHead | undefined;
+      for (const event of list) {
+        const entry = this.entryAfter(await lockNextSeq(trx, accountId, CHAIN_GENESIS), event);
+        await insertEntryAtHead(trx, entry);
+        head = { seq: entry.seq, hash: entry.hash };
+      }
+      if (head) heads.push([accountId, head]);
+    }
+    return heads;
   }
 
   private async writeAlone(event: AuditEvent): Promise<void> {
@@ -387,6 +439,17 @@ export class AuditWriter {
       if (oldest !== undefined) this.heads.delete(oldest);
     }
   }
+}
+
+/** `events` grouped by account, each group in the order given. */
+function byAccount(events: AuditEvent[]): Map<number, AuditEvent[]> {
+  const groups = new Map<number, AuditEvent[]>();
+  for (const event of events) {
+    const list = groups.get(event.accountId);
+    if (list) list.push(event);
+    else groups.set(event.accountId, [event]);
+  }
+  return groups;
 }
 
 const SECRET_PATTERNS = [
