@@ -20,6 +20,11 @@ export interface EnqueueOptions {
 /** The PostgreSQL NOTIFY channel that wakes workers when jobs are committed. */
 export const JOBS_CHANNEL = "ferry_jobs";
 
+/** PostgreSQL: queues a NOTIFY of `kind` on the workers' channel, sent when the transaction commits. */
+function notifyWorkers(kind: string) {
+  return sql<string>`pg_notify(${JOBS_CHANNEL}, ${kind})`;
+}
+
 /**
  * The database-backed job queue (transactional outbox): jobs are rows written in the caller's
  * transaction, so they exist exactly when the change that caused them commits.
@@ -34,8 +39,9 @@ export class JobQueue {
   ) {}
 
   /**
-   * Adds a job inside `ex` (pass the transaction of the change that causes it). On PostgreSQL a
-   * NOTIFY is queued in the same transaction, delivered to workers on commit.
+   * Adds a job inside `ex` (pass the transaction of the change that causes it). On PostgreSQL the
+   * insert also queues a NOTIFY (in its RETURNING list: no statement of its own), delivered to
+   * workers on commit.
    */
   async enqueue<P extends object>(
     ex: Executor,
@@ -58,9 +64,8 @@ export class JobQueue {
         updated: now,
       })
       .returning("id")
+      .$if(this.database.dialect === "postgres", (qb) => qb.returning(notifyWorkers(kind).as("notified")))
       .executeTakeFirstOrThrow();
-    if (this.database.dialect === "postgres")
-      await sql`select pg_notify(${JOBS_CHANNEL}, ${kind})`.execute(ex);
     // In-process workers wake after the caller's commit (a microtask later is too early inside a transaction).
     setTimeout(() => this.wakeLocal(), 5).unref();
     return row.id;
@@ -87,15 +92,14 @@ export class JobQueue {
     const now = toTimestamp(this.clock.now());
     const runAt = toTimestamp(options.runAt ?? this.clock.now());
     const maxAttempts = options.maxAttempts ?? this.defaults.maxAttempts;
+    // On PostgreSQL the NOTIFY is queued only when a row is inserted (it is in the RETURNING list).
     const result = await sql`
       insert into jobs (kind, payload, state, run_at, attempts, max_attempts, created, updated)
       select ${kind}, '{}', 'queued', ${runAt}, 0, ${maxAttempts}, ${now}, ${now}
       where not exists (
         select 1 from jobs where kind = ${kind} and state in ('queued', 'running') and id <> ${options.exceptJobId ?? 0}
-      )`.execute(ex);
+      )${this.database.dialect === "postgres" ? sql` returning ${notifyWorkers(kind)}` : sql``}`.execute(ex);
     const queued = Number(result.numAffectedRows ?? 0) > 0;
-    if (queued && this.database.dialect === "postgres")
-      await sql`select pg_notify(${JOBS_CHANNEL}, ${kind})`.execute(ex);
     if (queued) setTimeout(() => this.wakeLocal(), 5).unref();
     return queued;
   }
