@@ -1,5 +1,5 @@
 import { CompiledQuery, type RawBuilder, type Selectable, sql } from "kysely";
-import { type Database, type Executor, prepared } from "../../db/database.js";
+import { type Executor, prepared } from "../../db/database.js";
 import type { AuditCheckpointsTable, AuditEntriesTable } from "../../db/schema.js";
 
 /** One stored audit entry. */
@@ -316,49 +316,41 @@ function ordinalsOf(entry: NewAuditEntry): Record<OrdinalColumn, RawBuilder<numb
 }
 
 /**
- * Appends `entry` after `known` if that is still the account's stored head (compare-and-set on the
- * head row); false, with nothing written, when it is not. On PostgreSQL the compare and the insert
- * are one statement, so outside a transaction the entry commits on its own in one round trip, as a
- * named prepared statement (planning it costs about six times its execution).
+ * PostgreSQL: appends `entry` after `known` if that is still the account's stored head
+ * (compare-and-set on the head row); false, with nothing written, when it is not. The compare and
+ * the insert are one statement, so outside a transaction the entry commits on its own in one round
+ * trip, as a named prepared statement (planning it costs about six times its execution).
  */
 export async function appendAfterKnownHead(
-  database: Database,
   ex: Executor,
   known: ChainHead,
   entry: NewAuditEntry,
 ): Promise<boolean> {
-  if (database.dialect === "postgres") {
-    const ordinals = ordinalsOf(entry);
-    const query = ex
-      .with("head", (db) =>
-        db
-          .updateTable("audit_chain_heads")
-          .set({ seq: entry.seq, hash: entry.hash })
-          .where("account_id", "=", entry.account_id)
-          .where("seq", "=", known.seq)
-          .where("hash", "=", known.hash)
-          .returning("account_id"),
-      )
-      .insertInto("audit_entries")
-      .columns([...Object.keys(entry), ...Object.keys(ordinals)] as (keyof AuditEntriesTable)[])
-      .expression((eb) =>
-        eb.selectFrom("head").select([
-          // Parameters in a SELECT list have no type to infer: cast them to their columns' types.
-          ...Object.entries(entry).map(([column, value]) =>
-            sql`cast(${value} as ${sql.raw(typeof value === "number" ? "bigint" : "text")})`.as(column),
-          ),
-          ...Object.entries(ordinals).map(([column, expression]) => expression.as(column)),
-        ]),
-      );
-    // The statement's text varies only with which ordinals are 0.
-    const res = await ex.executeQuery(prepared(query.compile()));
-    return Number(res.numAffectedRows ?? 0) === 1;
-  }
-  // SQLite allows no data-modifying WITH: compare-and-set, then insert (one writer at a time).
-  if (!(await advanceKnownHead(ex, entry.account_id, known, { seq: entry.seq, hash: entry.hash })))
-    return false;
-  await insertEntry(ex, entry);
-  return true;
+  const ordinals = ordinalsOf(entry);
+  const query = ex
+    .with("head", (db) =>
+      db
+        .updateTable("audit_chain_heads")
+        .set({ seq: entry.seq, hash: entry.hash })
+        .where("account_id", "=", entry.account_id)
+        .where("seq", "=", known.seq)
+        .where("hash", "=", known.hash)
+        .returning("account_id"),
+    )
+    .insertInto("audit_entries")
+    .columns([...Object.keys(entry), ...Object.keys(ordinals)] as (keyof AuditEntriesTable)[])
+    .expression((eb) =>
+      eb.selectFrom("head").select([
+        // Parameters in a SELECT list have no type to infer: cast them to their columns' types.
+        ...Object.entries(entry).map(([column, value]) =>
+          sql`cast(${value} as ${sql.raw(typeof value === "number" ? "bigint" : "text")})`.as(column),
+        ),
+        ...Object.entries(ordinals).map(([column, expression]) => expression.as(column)),
+      ]),
+    );
+  // The statement's text varies only with which ordinals are 0.
+  const res = await ex.executeQuery(prepared(query.compile()));
+  return Number(res.numAffectedRows ?? 0) === 1;
 }
 
 /** PostgreSQL batch appends' statement text, by the entries' column list. */

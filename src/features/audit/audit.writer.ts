@@ -250,21 +250,8 @@ export class AuditWriter {
       return;
     }
     for (const [accountId, list] of byAccount(events)) {
-      const [only] = list;
-      if (list.length === 1 && only) {
-        if (!(await this.appendToKnownHead(trx, only))) await this.appendBatchLocked(trx, accountId, list);
-        continue;
-      }
-      const known = this.heads.get(accountId);
-      if (known) {
-        const { entries, head } = this.chainAfter(known, list);
-        if (await appendBatchAfterKnownHead(trx, known, entries)) {
-          this.remember(accountId, head);
-          continue;
-        }
-        this.heads.delete(accountId);
-      }
-      await this.appendBatchLocked(trx, accountId, list);
+      if (!(await this.appendToKnownHead(trx, accountId, list)))
+        await this.appendBatchLocked(trx, accountId, list);
     }
   }
 
@@ -316,17 +303,7 @@ export class AuditWriter {
    * head; if that head is stale (another process wrote), in one transaction on the locked path.
    */
   private async writeBatchAlone(accountId: number, events: AuditEvent[]): Promise<void> {
-    const [only] = events;
-    if (events.length === 1 && only) return this.writeAlone(only);
-    const known = this.heads.get(accountId);
-    if (known) {
-      const { entries, head } = this.chainAfter(known, events);
-      if (await appendBatchAfterKnownHead(this.database.db, known, entries)) {
-        this.remember(accountId, head);
-        return;
-      }
-      this.heads.delete(accountId);
-    }
+    if (await this.appendToKnownHead(this.database.db, accountId, events)) return;
     await this.database.db.transaction().execute((trx) => this.appendBatchLocked(trx, accountId, events));
   }
 
@@ -366,33 +343,30 @@ export class AuditWriter {
     return heads;
   }
 
-  private async writeAlone(event: AuditEvent): Promise<void> {
-    const db = this.database.db;
-    // PostgreSQL: the compare-and-set statement commits on its own (autocommit).
-    if (this.database.dialect === "postgres" && (await this.appendToKnownHead(db, event))) return;
-    await db.transaction().execute(async (trx) => {
-      if (this.database.dialect === "postgres" || !(await this.appendToKnownHead(trx, event))) {
-        await this.appendLocked(trx, event);
-      }
-    });
+  /** Appends one entry on its own, committed before it returns. */
+  private writeAlone(event: AuditEvent): Promise<void> {
+    return this.database.dialect === "postgres"
+      ? this.writeBatchAlone(event.accountId, [event])
+      : this.commitBatch([event]);
   }
 
-  /** Appends after the remembered head if it is still the stored head; false (nothing written) if not. */
-  private async appendToKnownHead(ex: Executor, event: AuditEvent): Promise<boolean> {
-    const known = this.heads.get(event.accountId);
+  /**
+   * PostgreSQL: appends one account's `events` after its remembered head if that is still the
+   * stored head, in one statement (for a lone entry, the prepared single-entry one); false, with
+   * nothing written, when the head is unknown or stale.
+   */
+  private async appendToKnownHead(ex: Executor, accountId: number, events: AuditEvent[]): Promise<boolean> {
+    const known = this.heads.get(accountId);
     if (!known) return false;
-    const entry = this.entryAfter(known, event);
-    const appended = await appendAfterKnownHead(this.database, ex, known, entry);
-    if (appended) this.remember(event.accountId, { seq: entry.seq, hash: entry.hash });
-    else this.heads.delete(event.accountId);
+    const { entries, head } = this.chainAfter(known, events);
+    const [only] = entries;
+    const appended =
+      entries.length === 1 && only
+        ? await appendAfterKnownHead(ex, known, only)
+        : await appendBatchAfterKnownHead(ex, known, entries);
+    if (appended) this.remember(accountId, head);
+    else this.heads.delete(accountId);
     return appended;
-  }
-
-  /** Appends after the stored head, locking the head row until `trx` ends (creates it on first use). */
-  private async appendLocked(trx: Executor, event: AuditEvent): Promise<void> {
-    const entry = this.entryAfter(await lockNextSeq(trx, event.accountId, CHAIN_GENESIS), event);
-    await insertEntryAtHead(trx, entry);
-    this.remember(event.accountId, { seq: entry.seq, hash: entry.hash });
   }
 
   /** The rows of `events` chained one after another from `known`, and the head after the last. */
