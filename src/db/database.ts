@@ -72,15 +72,16 @@ export type DatabaseOptions = (
   | { postgresUrl: string; poolSize?: number }
   | { sqlitePath: string; checkpointEveryMs?: number }
 ) & {
-  /** Called with the SQL of every statement Kysely runs (tests count statements with it). */
-  onQuery?: (sql: string) => void;
+  /** Called with every statement Kysely runs (tests count statements, or explain them, with it). */
+  onQuery?: (sql: string, parameters: readonly unknown[]) => void;
 };
 
 function queryLog(options: DatabaseOptions): KyselyConfig["log"] {
   const onQuery = options.onQuery;
   if (!onQuery) return undefined;
   return (event) => {
-    if (event.level === "query" && event.query.sql !== BEFORE_COMMIT_MARK) onQuery(event.query.sql);
+    if (event.level === "query" && event.query.sql !== BEFORE_COMMIT_MARK)
+      onQuery(event.query.sql, event.query.parameters);
   };
 }
 

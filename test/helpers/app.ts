@@ -37,7 +37,11 @@ export async function listenOnLoopback(app: FastifyInstance): Promise<{ base: st
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string; onQuery?: (sql: string) => void } = {},
+  options: {
+    extraRoutes?: RouteModule[];
+    rateLimitPrefix?: string;
+    onQuery?: (sql: string, parameters: readonly unknown[]) => void;
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   return buildTestApp(database, env, options, async () => database.drop());
@@ -54,7 +58,11 @@ export async function createPeerApp(t: TestApp, env: Record<string, string> = {}
 async function buildTestApp(
   database: TestDatabase,
   env: Record<string, string>,
-  options: { extraRoutes?: RouteModule[]; rateLimitPrefix?: string; onQuery?: (sql: string) => void },
+  options: {
+    extraRoutes?: RouteModule[];
+    rateLimitPrefix?: string;
+    onQuery?: (sql: string, parameters: readonly unknown[]) => void;
+  },
   drop: () => Promise<void>,
 ): Promise<TestApp> {
   const config = loadConfig({

@@ -18,6 +18,7 @@ import * as m0018 from "./0018_branding_fonts.js";
 import * as m0019 from "./0019_account_language.js";
 import * as m0020 from "./0020_dashboard_users.js";
 import * as m0021 from "./0021_requests_list_index.js";
+import * as m0022 from "./0022_audit_partial_indexes.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0019_account_language": m0019,
   "0020_dashboard_users": m0020,
   "0021_requests_list_index": m0021,
+  "0022_audit_partial_indexes": m0022,
 };

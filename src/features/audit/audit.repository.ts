@@ -31,10 +31,14 @@ export interface AuditSearchScope {
   until?: string | undefined;
 }
 
+/**
+ * The filters' indexes hold only entries whose value is set (an empty value is never searched), so
+ * every filter also carries `<> ''`, the term by which both databases match a query to such an index.
+ */
 function scoped(ex: Executor, scope: AuditSearchScope) {
   let q = ex.selectFrom("audit_entries").where("account_id", "=", scope.accountId);
   for (const [column, value] of Object.entries(scope.filters) as [keyof AuditFilters, string | undefined][]) {
-    if (value !== undefined) q = q.where(column, "=", value);
+    if (value !== undefined) q = q.where(column, "=", value).where(column, "<>", NOT_SET);
   }
   if (scope.maxSeq !== undefined) q = q.where("seq", "<=", scope.maxSeq);
   if (scope.relationKey !== undefined) q = q.where("relation_key", "=", scope.relationKey);
@@ -42,6 +46,9 @@ function scoped(ex: Executor, scope: AuditSearchScope) {
   if (scope.until !== undefined) q = q.where("timestamp", "<", scope.until);
   return q;
 }
+
+/** An unset filter column's value, written into the SQL as a literal (see scoped). */
+const NOT_SET = sql.lit("");
 
 /** Entries of the scope, newest (highest seq) first: `limit` rows after skipping `offset`. */
 export async function searchEntries(
@@ -306,7 +313,7 @@ function ordinalAfter(
   const value = entry[column];
   return value === ""
     ? sql<number>`0`
-    : sql<number>`coalesce((select ${sql.ref(ordinal)} from audit_entries where account_id = ${entry.account_id} and ${sql.ref(column)} = ${value} order by seq desc limit 1), 0) + 1`;
+    : sql<number>`coalesce((select ${sql.ref(ordinal)} from audit_entries where account_id = ${entry.account_id} and ${sql.ref(column)} = ${value} and ${sql.ref(column)} <> '' order by seq desc limit 1), 0) + 1`;
 }
 
 function ordinalsOf(entry: NewAuditEntry): Record<OrdinalColumn, RawBuilder<number>> {
@@ -381,7 +388,8 @@ export async function appendBatchAfterKnownHead(
     const ordinals = ORDINALS.map(
       ([column, ordinal]) =>
         `case when b."${column}" = '' then 0 else coalesce((select e."${ordinal}" from "audit_entries" e` +
-        ` where e."account_id" = $1 and e."${column}" = b."${column}" order by e."seq" desc limit 1), 0)` +
+        ` where e."account_id" = $1 and e."${column}" = b."${column}" and e."${column}" <> ''` +
+        ` order by e."seq" desc limit 1), 0)` +
         ` + row_number() over (partition by b."${column}" order by b.k) end`,
     );
     const names = ["account_id", ...columns, ...ORDINALS.map(([, ordinal]) => ordinal)];
@@ -508,7 +516,7 @@ export async function insertEntry(ex: Executor, entry: NewAuditEntry): Promise<v
       ...ORDINALS.map(([column, ordinal]) =>
         entry[column] === ""
           ? "0"
-          : `coalesce((select "${ordinal}" from "audit_entries" where "account_id" = ? and "${column}" = ? order by "seq" desc limit 1), 0) + 1`,
+          : `coalesce((select "${ordinal}" from "audit_entries" where "account_id" = ? and "${column}" = ? and "${column}" <> '' order by "seq" desc limit 1), 0) + 1`,
       ),
     ].join(", ");
     text = `insert into "audit_entries" (${names}) values (${values})`;
