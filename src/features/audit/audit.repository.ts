@@ -31,6 +31,9 @@ export interface AuditSearchScope {
   until?: string | undefined;
 }
 
+/** An unset filter column's value, written into the SQL as a literal (see scoped). */
+const NOT_SET = sql.lit("");
+
 /**
  * The filters' indexes hold only entries whose value is set (an empty value is never searched), so
  * every filter also carries `<> ''`, the term by which both databases match a query to such an index.
@@ -46,9 +49,6 @@ function scoped(ex: Executor, scope: AuditSearchScope) {
   if (scope.until !== undefined) q = q.where("timestamp", "<", scope.until);
   return q;
 }
-
-/** An unset filter column's value, written into the SQL as a literal (see scoped). */
-const NOT_SET = sql.lit("");
 
 /** Entries of the scope, newest (highest seq) first: `limit` rows after skipping `offset`. */
 export async function searchEntries(
