@@ -138,6 +138,22 @@ describe("the audit search's filter indexes", () => {
     expect(both.json().results).toHaveLength(2);
     expect(both.json().total_pages).toBe(1);
 
+    // An empty filter filters nothing: it does not narrow the search to the entries without a
+    // value (the indexes do not hold those), nor to those with one.
+    const unfiltered = await h.call("GET", "/v1/logentry/search/", undefined, {
+      query: { page_size: "100" },
+    });
+    for (const empty of ["path", "related_model", "from", "method", "content_type"]) {
+      const res = await h.call("GET", "/v1/logentry/search/", undefined, {
+        query: { [empty]: "", page_size: "100" },
+      });
+      expect(res.statusCode, empty).toBe(200);
+      const seqs = (res.json().results as { RowKey: string }[]).map((r) => r.RowKey);
+      // Each call appends its own AAA-0010 entry, so compare the entries both pages can see.
+      const before = (unfiltered.json().results as { RowKey: string }[]).map((r) => r.RowKey);
+      expect(seqs.slice(-before.length), empty).toEqual(before);
+    }
+
     const chain = await t.ferry.audit.chain.verifyAccount(owner.accountId);
     expect(chain.ok, JSON.stringify(chain.problem)).toBe(true);
   });
