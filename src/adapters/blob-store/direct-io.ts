@@ -237,67 +237,89 @@ export const COPY_OUT: BlobConsumer = {
   final: () => [],
 };
 
+/** A block read into one of a read's buffers: its bytes `at`..`to` are still to be handed over. */
+interface ReadBlock {
+  buffer: Buffer;
+  at: number;
+  to: number;
+}
+
 /**
  * A stream of bytes `start` to `end` (exclusive) of the file `handle` (opened with
- * DIRECT_READ_FLAGS) run through `consumer` (see BlobConsumer): each block is read into the whole
- * aligned `buffer` and handed to `consumer.update` as views of up to 256 KiB, one
- * view per `read()` of the stream that yields output, and the next block is read into `buffer`
- * only once all of the current one has been handed over. Ends early if the file is shorter.
+ * DIRECT_READ_FLAGS) run through `consumer` (see BlobConsumer): each block is read into a whole
+ * aligned buffer of `buffers` and handed to `consumer.update` as views of up to 256 KiB, one view
+ * per `read()` of the stream that yields output. With two buffers the next block is read while the
+ * current one is handed over (a direct read has no read-ahead of the kernel's); with one, only once
+ * all of the current one has been. Ends early if the file is shorter.
  *
- * The buffer is touched only in `read()` and in the continuation of the one block read it
- * started (skipped once the stream is destroyed), and `consumer` never keeps a view, so no byte
- * still to be used is ever overwritten, whatever the pace of the reader. However the stream ends
- * (read to the end, failed, or destroyed, even before its first read), it waits for any read still
- * filling `buffer`, then closes `handle` and calls `release`, once.
+ * A buffer is read into again only once every byte of its block has been handed over, and
+ * `consumer` never keeps a view, so no byte still to be used is ever overwritten, whatever the
+ * pace of the reader. One read at a time is in flight, and none is started once the stream is
+ * destroyed. However the stream ends (read to the end, failed, or destroyed, even before its first
+ * read), it waits for any read still in flight, then closes `handle` and calls `release`, once.
  */
 export function directReadStream(
   handle: FileHandle,
   start: number,
   end: number,
-  buffer: Buffer,
+  buffers: Buffer[],
   consumer: BlobConsumer,
   release: () => void,
 ): Readable {
   let block = start - (start % DIRECT_ALIGNMENT); // file offset of the next block to read
-  let at = 0; // the bytes of `buffer` not yet handed to the consumer: at..to
-  let to = 0;
   let last = block >= end; // no block left to read
-  let reading: Promise<unknown> | undefined;
-  let filling = false; // a block read is in flight (into `buffer`)
+  const idle = [...buffers]; // buffers free to read into
+  const ready: ReadBlock[] = []; // blocks read and not yet all handed over, in file order
+  let reading: Promise<unknown> | undefined; // the read in flight, if any
   let ended = false;
   let pumping = false;
   let wanted = false;
-  // Hands views to the consumer until one yields output; then reads the next block, or ends.
+  // Starts reading the next block into an idle buffer, unless a read is in flight or none is left.
+  const readNext = (stream: Readable): void => {
+    if (reading || last || idle.length === 0 || stream.destroyed) return;
+    const buffer = idle.pop()!;
+    const offset = block;
+    reading = handle.read(buffer, 0, buffer.length, offset).then(
+      ({ bytesRead }) => {
+        reading = undefined;
+        if (stream.destroyed) return;
+        const at = Math.max(start - offset, 0);
+        ready.push({ buffer, at, to: Math.max(Math.min(bytesRead, end - offset), at) });
+        // Only the end of the file stops a read short of an aligned length; a short aligned read
+        // (allowed, if unusual) continues where it stopped.
+        block += bytesRead;
+        last = block >= end || bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0;
+        readNext(stream);
+        pull(stream);
+      },
+      (error: Error) => {
+        reading = undefined;
+        stream.destroy(error);
+      },
+    );
+  };
+  // Hands views to the consumer until one yields output; at the end of the blocks read, waits for
+  // the read in flight, or ends.
   const pump = (stream: Readable): void => {
-    while (at < to && !stream.destroyed) {
-      const view = buffer.subarray(at, Math.min(at + PIECE_BYTES, to));
-      at += view.length;
-      if (pushAll(stream, consumer.update(view))) return;
+    for (let current = ready[0]; current; current = ready[0]) {
+      while (current.at < current.to) {
+        if (stream.destroyed) return;
+        const view = current.buffer.subarray(current.at, Math.min(current.at + PIECE_BYTES, current.to));
+        current.at += view.length;
+        if (pushAll(stream, consumer.update(view))) return;
+      }
+      ready.shift();
+      idle.push(current.buffer);
+      readNext(stream);
     }
+    if (reading) return;
     if (last) {
       ended = true;
       pushAll(stream, consumer.final());
       stream.push(null);
       return;
     }
-    filling = true;
-    reading = handle.read(buffer, 0, buffer.length, block).then(
-      ({ bytesRead }) => {
-        filling = false;
-        if (stream.destroyed) return;
-        at = Math.max(start - block, 0);
-        to = Math.max(Math.min(bytesRead, end - block), at);
-        // Only the end of the file stops a read short of an aligned length; a short aligned read
-        // (allowed, if unusual) continues where it stopped.
-        block += bytesRead;
-        last = block >= end || bytesRead === 0 || bytesRead % DIRECT_ALIGNMENT !== 0;
-        pull(stream);
-      },
-      (error: Error) => {
-        filling = false;
-        stream.destroy(error);
-      },
-    );
+    readNext(stream);
   };
   // A push can call read() again from inside pump (a reader in flowing mode): that call is only
   // noted, and served once the pushes before it are done, so output keeps its order.
@@ -310,7 +332,7 @@ export function directReadStream(
     try {
       do {
         wanted = false;
-        if (filling || ended || stream.destroyed) return;
+        if (ended || stream.destroyed) return;
         pump(stream);
       } while (wanted);
     } catch (error) {

@@ -1,4 +1,4 @@
-import { open, truncate } from "node:fs/promises";
+import { open, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -115,9 +115,13 @@ describe("tampered blobs", () => {
   });
 
   it("aborts the stream when a later segment is flipped", async () => {
-    const data = bytesOf(2 * 1024 * 1024, "flip");
+    // Far enough in (5 MiB) that no back pressure lets the server read up to it before the
+    // answer starts: the blocks read ahead and the buffers between them hold about 2.5 MiB.
+    const data = bytesOf(6 * 1024 * 1024, "flip");
     const { id, path } = await uploadWhole(data);
-    await flipByte(path, BLOB_HEADER_BYTES + 20 * SEGMENT_BLOB_BYTES + 5);
+    const offset = BLOB_HEADER_BYTES + 80 * SEGMENT_BLOB_BYTES + 5;
+    expect((await stat(path)).size).toBeGreaterThan(offset + SEGMENT_BLOB_BYTES);
+    await flipByte(path, offset);
     const result = await fetchDownload(id);
     expect(result.status).toBe(200);
     expectNoWrongBytes(result, data);
