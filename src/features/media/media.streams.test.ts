@@ -1,14 +1,18 @@
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, open, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { LocalBlobStore } from "../../adapters/blob-store/local-blob-store.js";
+import { IntegrityError } from "../../crypto/integrity-error.js";
 import { createDecryptStream, createEncryptStream } from "../../crypto/segment-aead.js";
 import { markOwned, releaseOwned } from "../../shared/owned-buffers.js";
-import { storeEncryptedPart, UploadMeter } from "./media.streams.js";
+import type { MediaPartRow } from "./media.repository.js";
+import { readPlaintext, storeEncryptedPart, UploadMeter } from "./media.streams.js";
+
+const MiB = 1024 * 1024;
 
 describe("upload meter", () => {
   it("hands the digests every byte of a piece before the encryptor frees it", async () => {
@@ -93,5 +97,96 @@ describe("storing a part", () => {
   it("stores every byte when nothing is freed before its time", async () => {
     const result = await storeWithFreed(() => {});
     expect(result).toEqual({ outcome: "stored", counted: 196618, left: ["part.blob"] });
+  });
+});
+
+describe("reading a media's plaintext", () => {
+  const PART = 3 * MiB + 5;
+
+  /** Stores `parts` as parts 1.. of a media; returns the store (each getThrough's consumer counted) and rows. */
+  async function storeParts(dir: string, dek: Buffer, parts: Buffer[]) {
+    const store = new LocalBlobStore(dir);
+    const rows: MediaPartRow[] = [];
+    for (const [i, plain] of parts.entries()) {
+      const meter = new UploadMeter(plain.length, () => new Error("over the limit"), undefined);
+      const key = `media/bb/part-${i + 1}`;
+      const stored = await storeEncryptedPart(store, key, dek, i + 1, Readable.from([plain]), meter);
+      rows.push({
+        media_id: 1,
+        part_index: i + 1,
+        plain_bytes: plain.length,
+        blob_key: key,
+        blob_store: stored.store,
+        header: stored.header,
+        created: "2026-01-01T00:00:00Z",
+      });
+    }
+    // The blocks handed to each part's decryptor so far, by key: a part's block has been read.
+    const handed = new Map<string, number>();
+    const counting = Object.create(store) as LocalBlobStore;
+    counting.getThrough = (key, range, consumer) =>
+      store.getThrough(key, range, {
+        update(bytes) {
+          handed.set(key, (handed.get(key) ?? 0) + 1);
+          return consumer.update(bytes);
+        },
+        final: () => consumer.final(),
+      });
+    return { store: counting, rows, handed };
+  }
+
+  it("reads the next part's first block while the current part streams, every byte in order", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ferry-plain-"));
+    try {
+      const dek = randomBytes(32);
+      const parts = [randomBytes(PART), randomBytes(PART), randomBytes(1000)];
+      const { store, rows, handed } = await storeParts(dir, dek, parts);
+      const stream = readPlaintext(store, dek, rows);
+      const iterator = stream[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      expect(first.done).toBe(false);
+      // The reader has taken one piece of part 1; part 2 is opened and its first block read.
+      for (let i = 0; i < 200 && !handed.get("media/bb/part-2"); i++)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(handed.get("media/bb/part-2")).toBeGreaterThan(0);
+      expect(handed.get("media/bb/part-3")).toBeUndefined();
+      const pieces = [first.value as Buffer];
+      for (let next = await iterator.next(); !next.done; next = await iterator.next())
+        pieces.push(next.value as Buffer);
+      expect(Buffer.concat(pieces).equals(Buffer.concat(parts))).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("fails a part read ahead only once the parts before it have been streamed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ferry-plain-"));
+    try {
+      const dek = randomBytes(32);
+      const parts = [randomBytes(PART), randomBytes(PART)];
+      const { store, rows } = await storeParts(dir, dek, parts);
+      // Part 2's first segment tampered with: its first block, read ahead, fails to decrypt.
+      const path = join(dir, "media", "bb", "part-2.blob");
+      const handle = await open(path, "r+");
+      const byte = Buffer.alloc(1);
+      await handle.read(byte, 0, 1, 100);
+      byte[0] = byte[0]! ^ 0x01;
+      await handle.write(byte, 0, 1, 100);
+      await handle.close();
+      const pieces: Buffer[] = [];
+      const failure = await (async () => {
+        for await (const piece of readPlaintext(store, dek, rows)) {
+          pieces.push(piece as Buffer);
+          await new Promise(setImmediate); // a slow reader: part 2 is read ahead long before it is reached
+        }
+      })().then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(failure).toBeInstanceOf(IntegrityError);
+      expect(Buffer.concat(pieces).equals(parts[0]!)).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

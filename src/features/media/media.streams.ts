@@ -179,12 +179,17 @@ class PlaintextStream extends Readable {
     callback(error);
   }
 
-  // The next part is opened while the current one streams, so a media of many chunks does not
-  // wait for each blob's open and first read in turn. Its errors surface in order, when reached.
+  // The next part is opened, and its first block read, while the current one streams, so a media
+  // of many chunks does not wait for each blob's open and first read in turn. Its errors surface
+  // in order, when reached: `#stream`'s `finished` reports an error the part already had.
   #open(i: number): Promise<Readable> | undefined {
-    const opening =
-      i < this.#planned.length ? openPlanned(this.#store, this.#dek, this.#planned[i]!) : undefined;
-    opening?.catch(() => {});
+    if (i >= this.#planned.length) return undefined;
+    const opening = openPlanned(this.#store, this.#dek, this.#planned[i]!).then((part) => {
+      part.on("error", noop);
+      part.read(0);
+      return part;
+    });
+    opening.catch(noop);
     return opening;
   }
 
