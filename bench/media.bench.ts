@@ -8,8 +8,9 @@
  * compared) because its figure swings most between runs on shared machines, its PUTs sent both as
  * multipart forms and as raw bodies (ADR 0041), alternating with tus. The peers follow,
  * driven by the same client code in the same run: `@tus/server` with its file store (4 MiB PATCHes,
- * the finished file fsynced) and a plain `node:http` file stream for the download, each with its
- * process's peak memory (bench/peers/tus-server.mjs).
+ * the finished file fsynced) and a plain `node:http` file stream for the download (alternating
+ * with Ferry's downloads, as many rounds, medians compared), each with its process's peak memory
+ * (bench/peers/tus-server.mjs).
  */
 
 import { fork } from "node:child_process";
@@ -472,8 +473,8 @@ export const mediaBench: BenchModule = {
 
       // Whole file, one multipart POST.
       const whole = multipartFramed({ request: requestId, name: "whole.bin" }, SIZE);
-      let rss = sampleRss(pid);
-      let started = performance.now();
+      const rss = sampleRss(pid);
+      const started = performance.now();
       const created = await send(
         agent,
         "POST",
@@ -482,22 +483,13 @@ export const mediaBench: BenchModule = {
         (req) => whole.body(deterministicStream(SIZE)).pipe(req),
         whole.length,
       );
-      let seconds = (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
       if (created.status !== 201) throw new Error(`upload failed: ${created.status} ${created.body}`);
       report("upload whole (multipart POST)", SIZE / MiB / seconds, "MiB/s", ref);
       if (directRef)
         report("  same, against the direct I/O ceiling", SIZE / MiB / seconds, "MiB/s", directRef);
       report("  server peak RSS during it", await rss.stop(), "MiB");
       const wholeId = JSON.parse(created.body).id as number;
-
-      rss = sampleRss(pid);
-      started = performance.now();
-      const got = await download(agent, `${ferry.base}/v1/media/${wholeId}/download`, ferry.headers);
-      seconds = (performance.now() - started) / 1000;
-      if (got !== SIZE) throw new Error(`download returned ${got} bytes`);
-      const downloadMbs = SIZE / MiB / seconds;
-      report("download whole", downloadMbs, "MiB/s", ref);
-      report("  server peak RSS during it", await rss.stop(), "MiB");
 
       // The same bytes in 4 MiB chunks through Ferry and through tus, one chunk at a time and 4 in
       // flight, alternating within each of CHUNKED_RUNS rounds (each run printed, medians
@@ -613,27 +605,42 @@ export const mediaBench: BenchModule = {
           value: t4,
         });
 
-        rss = sampleRss(pid);
-        started = performance.now();
-        const gotChunked = await download(
-          agent,
-          `${ferry.base}/v1/media/${chunkedId}/download`,
-          ferry.headers,
-        );
-        seconds = (performance.now() - started) / 1000;
-        if (gotChunked !== SIZE) throw new Error(`download returned ${gotChunked} bytes`);
-        report("download of the chunked upload", SIZE / MiB / seconds, "MiB/s", ref);
-        report("  server peak RSS during it", await rss.stop(), "MiB");
-
-        // A plain node:http file stream of a file tus stored (one whole upload of SIZE).
+        // Downloads: Ferry's of the whole and of the chunked upload, and a plain node:http file
+        // stream of a file tus stored (one whole upload of SIZE), alternating within each round
+        // (each run printed, medians compared). Ferry reads its blobs with direct I/O, from the
+        // disk; the plain stream reads through the page cache, where its file may still be.
         for (const id of tusIds) await rm(join(peers.directory, id), { force: true });
         const tusId = (await uploadTus(agent, peers.base, 1)).ids[0]!;
-        started = performance.now();
-        const plain = await download(agent, `${peers.base}/plain/${tusId}`, {});
-        const plainMbs = SIZE / MiB / ((performance.now() - started) / 1000);
-        if (plain !== SIZE) throw new Error(`plain stream returned ${plain} bytes`);
-        report("reference: plain node:http file stream", plainMbs, "MiB/s");
-        report("Ferry's whole download against the plain stream", downloadMbs, "MiB/s", {
+        const downloadWhole = series();
+        const downloadChunked = series();
+        const downloadPlain = series();
+        const timedDownload = async (url: string, headers: Record<string, string>) => {
+          const begun = performance.now();
+          const got = await download(agent, url, headers);
+          if (got !== SIZE) throw new Error(`${url} returned ${got} bytes`);
+          return SIZE / MiB / ((performance.now() - begun) / 1000);
+        };
+        for (let run = 1; run <= CHUNKED_RUNS; run++) {
+          await measure(downloadWhole, pid, `run ${run} Ferry, whole upload`, () =>
+            timedDownload(`${ferry.base}/v1/media/${wholeId}/download`, ferry.headers),
+          );
+          await measure(downloadChunked, pid, `run ${run} Ferry, chunked upload`, () =>
+            timedDownload(`${ferry.base}/v1/media/${chunkedId}/download`, ferry.headers),
+          );
+          await measure(downloadPlain, peers.pid, `run ${run} plain file stream`, () =>
+            timedDownload(`${peers.base}/plain/${tusId}`, {}),
+          );
+        }
+        const plainMbs = median(downloadPlain.mibs);
+        report("download whole, median", median(downloadWhole.mibs), "MiB/s", ref);
+        report("  server CPU per GiB, median", median(downloadWhole.cpu), "s");
+        report("  server peak RSS during them", downloadWhole.rss, "MiB");
+        report("download of the chunked upload, median", median(downloadChunked.mibs), "MiB/s", ref);
+        report("  server CPU per GiB, median", median(downloadChunked.cpu), "s");
+        report("  server peak RSS during them", downloadChunked.rss, "MiB");
+        report("reference: plain node:http file stream, median", plainMbs, "MiB/s");
+        report("  its server's CPU per GiB, median", median(downloadPlain.cpu), "s");
+        report("Ferry's whole download against the plain stream", median(downloadWhole.mibs), "MiB/s", {
           label: "plain stream",
           value: plainMbs,
         });
