@@ -1,8 +1,9 @@
 /**
- * Test helpers for media: request factories through the API, multipart bodies, and deterministic
- * byte streams.
+ * Test helpers for media: request factories through the API, multipart bodies, deterministic
+ * byte streams, and tampering with a stored blob.
  */
 import { createCipheriv, createHash } from "node:crypto";
+import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { UploadPart } from "../../src/features/media/index.js";
 import type { TestAccount, TestApp } from "./app.js";
@@ -138,4 +139,17 @@ export async function* partsOf(
     stream: Readable.from([data], { objectMode: false }),
     filename: String(fields.name ?? "f.bin"),
   };
+}
+
+/** Flips the lowest bit of the byte at `offset` of the file at `path` (tampering with a stored blob). */
+export async function flipByte(path: string, offset: number): Promise<void> {
+  const handle = await open(path, "r+");
+  try {
+    const one = Buffer.alloc(1);
+    await handle.read(one, 0, 1, offset);
+    one[0] = one[0]! ^ 0x01;
+    await handle.write(one, 0, 1, offset);
+  } finally {
+    await handle.close();
+  }
 }

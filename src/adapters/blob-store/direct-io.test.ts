@@ -88,10 +88,10 @@ describe("a direct read", () => {
     const handle = await open(path, DIRECT_READ_FLAGS!);
     const readsAsked: Array<{ offset: number; handedBefore: number }> = [];
     let handed = 0;
-    const read = handle.read.bind(handle);
+    const readBlock = handle.read.bind(handle);
     handle.read = ((buffer: Buffer, offset: number, length: number, position: number) => {
       readsAsked.push({ offset: position, handedBefore: handed });
-      return read(buffer, offset, length, position);
+      return readBlock(buffer, offset, length, position);
     }) as typeof handle.read;
     let releases = 0;
     const consumer = {

@@ -8,7 +8,7 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
-import { bytesOf, createRequest, multipart } from "../../../test/helpers/media.js";
+import { bytesOf, createRequest, flipByte, multipart } from "../../../test/helpers/media.js";
 import { BLOB_HEADER_BYTES, SEGMENT_BLOB_BYTES } from "../../crypto/segment-aead.js";
 
 // Tampering happens on the local blob store's files; the download goes through a real socket so a
@@ -65,15 +65,6 @@ async function fetchDownload(id: number) {
       ? JSON.parse(bytes.toString())
       : undefined,
   };
-}
-
-async function flipByte(path: string, offset: number): Promise<void> {
-  const handle = await open(path, "r+");
-  const one = Buffer.alloc(1);
-  await handle.read(one, 0, 1, offset);
-  one[0] = one[0]! ^ 0x01;
-  await handle.write(one, 0, 1, offset);
-  await handle.close();
 }
 
 async function swapSegments(path: string, a: number, b: number): Promise<void> {

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, open, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { flipByte } from "../../../test/helpers/media.js";
 import { LocalBlobStore } from "../../adapters/blob-store/local-blob-store.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
 import { createDecryptStream, createEncryptStream } from "../../crypto/segment-aead.js";
@@ -166,13 +167,7 @@ describe("reading a media's plaintext", () => {
       const parts = [randomBytes(PART), randomBytes(PART)];
       const { store, rows } = await storeParts(dir, dek, parts);
       // Part 2's first segment tampered with: its first block, read ahead, fails to decrypt.
-      const path = join(dir, "media", "bb", "part-2.blob");
-      const handle = await open(path, "r+");
-      const byte = Buffer.alloc(1);
-      await handle.read(byte, 0, 1, 100);
-      byte[0] = byte[0]! ^ 0x01;
-      await handle.write(byte, 0, 1, 100);
-      await handle.close();
+      await flipByte(join(dir, "media", "bb", "part-2.blob"), 100);
       const pieces: Buffer[] = [];
       const failure = await (async () => {
         for await (const piece of readPlaintext(store, dek, rows)) {
