@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { MultiBar, Presets, type SingleBar } from "cli-progress";
 import { FerryClient } from "./client.js";
 import { configPath, normaliseBaseUrl, readConfig, type ServerEntry, writeConfig } from "./config.js";
+import { type DownloadTarget, openDownloadTarget } from "./download.js";
 import { FerryApiError, FerryAuthError, FerryError, FerryIntegrityError } from "./errors.js";
 import type { components } from "./generated/schema.js";
 import type { TransferProgress } from "./progress.js";
@@ -497,10 +498,11 @@ async function download(
 ) {
   const request = await client.getRequest({ id: requestId(id) }, { signal });
   const dir = resolve((values.out as string | undefined) ?? ".");
-  await mkdir(dir, { recursive: true });
   const media = request.media.filter((m) => m.state === "available");
-  const multibar = barsFor(o);
+  // Every destination is opened before the first file is asked for: a file of a pull request is
+  // counted as downloaded once sent, so one that cannot be stored must fail while the server has it.
   const taken = new Set<string>();
+  const targets: { m: (typeof media)[number]; name: string; target: DownloadTarget }[] = [];
   const files: {
     media: number;
     name: string;
@@ -509,11 +511,15 @@ async function download(
     sha256: string;
     resumed_bytes: number;
   }[] = [];
+  const multibar = barsFor(o);
   try {
     for (const m of media) {
       const name = safeName(m.name, taken);
+      targets.push({ m, name, target: await openDownloadTarget(resolve(dir, name)) });
+    }
+    for (const { m, name, target } of targets) {
       const bar = multibar?.create(m.bytes, 0, barPayload(name, undefined, m.bytes));
-      const result = await client.downloadFile(m.id, resolve(dir, name), {
+      const result = await client.downloadInto(m.id, target, {
         signal,
         onProgress: (p) => bar?.update(p.bytes, barPayload(name, p, m.bytes)),
       });
@@ -529,6 +535,7 @@ async function download(
     }
   } finally {
     multibar?.stop();
+    for (const { target } of targets) await target.close();
   }
   if (o.json) o.out(JSON.stringify({ request: request.id, files }));
   else if (!o.quiet) {

@@ -1,5 +1,11 @@
 import type { CallOptions } from "./core.js";
-import { type DownloadOptions, type DownloadResult, downloadToFile } from "./download.js";
+import {
+  type DownloadOptions,
+  type DownloadResult,
+  type DownloadTarget,
+  downloadInto,
+  downloadToFile,
+} from "./download.js";
 import { FerryApi, type OperationId } from "./generated/api.js";
 import type { components } from "./generated/schema.js";
 import {
@@ -60,9 +66,19 @@ export class FerryClient extends FerryApi {
     return uploadFile(this, target, source, options);
   }
 
-  /** Streams a media's content to a file (Node), resuming an interrupted download with Range. */
+  /**
+   * Streams a media's content to the file `dest` (Node). The destination is opened first (folders
+   * created, `<dest>.part` created next to it), so a destination that cannot be written fails
+   * before the download is asked for (and counted); a transfer cut midway resumes at once with
+   * Range; the file is checked against the server's SHA-256 and renamed into place.
+   */
   downloadFile(mediaId: number, dest: string, options?: DownloadOptions): Promise<DownloadResult> {
     return downloadToFile(this, `/v1/media/${mediaId}/download`, dest, options);
+  }
+
+  /** As downloadFile, into a destination opened beforehand with `openDownloadTarget` (not closed here). */
+  downloadInto(mediaId: number, target: DownloadTarget, options?: DownloadOptions): Promise<DownloadResult> {
+    return downloadInto(this, `/v1/media/${mediaId}/download`, target, options);
   }
 
   /** Polls a request until it is complete (or `signal` aborts); returns it. */

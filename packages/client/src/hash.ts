@@ -2,6 +2,8 @@
 export interface Sha256 {
   update(bytes: Uint8Array): void;
   hex(): string;
+  /** An independent hash of the bytes so far (to read a digest and go on hashing). */
+  copy(): Sha256;
 }
 
 const isNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
@@ -10,15 +12,20 @@ const isNode = typeof process !== "undefined" && typeof process.versions?.node =
 export async function createSha256(): Promise<Sha256> {
   if (isNode) {
     const { createHash } = await import("node:crypto");
-    const h = createHash("sha256");
-    return { update: (b) => h.update(b), hex: () => h.digest("hex") };
+    const wrap = (h: ReturnType<typeof createHash>): Sha256 => ({
+      update: (b) => h.update(b),
+      hex: () => h.digest("hex"),
+      copy: () => wrap(h.copy()),
+    });
+    return wrap(createHash("sha256"));
   }
   const { sha256 } = await import("@noble/hashes/sha2.js");
-  const h = sha256.create();
-  return {
+  const wrap = (h: ReturnType<typeof sha256.create>): Sha256 => ({
     update: (b) => h.update(b),
     hex: () => Array.from(h.digest(), (x) => x.toString(16).padStart(2, "0")).join(""),
-  };
+    copy: () => wrap(h.clone()),
+  });
+  return wrap(sha256.create());
 }
 
 /** SHA-256 hex of one buffer. */

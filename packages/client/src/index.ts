@@ -10,7 +10,13 @@ export {
   parseRetryAfter,
   type Success,
 } from "./core.js";
-export type { DownloadOptions, DownloadResult } from "./download.js";
+export {
+  type DownloadOptions,
+  type DownloadResult,
+  type DownloadTarget,
+  FerryDestinationError,
+  openDownloadTarget,
+} from "./download.js";
 export {
   FerryApiError,
   FerryAuthError,

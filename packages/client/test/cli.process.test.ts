@@ -6,11 +6,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CuttingProxy, startCuttingProxy } from "../../../test/helpers/cutting-proxy.js";
 import { bytesOf, deterministicStream } from "../../../test/helpers/media.js";
 import { eventually } from "../../../test/helpers/process.js";
 import { FerryClient } from "../src/index.js";
@@ -19,6 +20,13 @@ import { cliBin, ensureBuilt, type ServerUnderTest, startServer } from "./server
 const MiB = 1024 * 1024;
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+/** The sandbox complete helper's documented content of a generated file: a SHA-256 counter stream seeded by its name. */
+function generated(name: string, size: number): Buffer {
+  const blocks: Buffer[] = [];
+  for (let i = 0; i * 32 < size; i++) blocks.push(createHash("sha256").update(`${name}:${i}`).digest());
+  return Buffer.concat(blocks).subarray(0, size);
+}
 
 interface Run {
   code: number | null;
@@ -248,6 +256,94 @@ describe("ferry-client (CLI) against a real server", () => {
         .digest("hex"),
     );
     expect(result.notified).toEqual(["kim@example.com"]);
+  });
+
+  /** A pull request completed in the sandbox with generated files; its id. */
+  async function pulled(files: { name: string; bytes: number }[]): Promise<number> {
+    const client = new FerryClient({ baseUrl: server.base, apiKey: server.apiKey, email: server.email });
+    const pull = await client.createRequest({
+      body: {
+        type: "pull",
+        contact: [{ contactmethod: [{ interface_class: "email", value: "al@example.com" }] }],
+      },
+    });
+    await client.sandboxCompleteRequest({ id: pull.id, body: { files } });
+    return pull.id;
+  }
+
+  it("download opens every destination first: one it cannot write fails before any file is counted", async () => {
+    const id = await pulled([
+      { name: "first.bin", bytes: 50_000 },
+      { name: "second.bin", bytes: 70_000 },
+    ]);
+    const login = await run([
+      "login",
+      "--url",
+      server.base,
+      "--email",
+      server.email,
+      "--api-key",
+      server.apiKey,
+    ]);
+    expect(login.code, login.stderr).toBe(0);
+    const out = join(dir, "blocked");
+    await mkdir(join(out, "second.bin"), { recursive: true });
+    const refused = await run(["download", String(id), "--out", out, "--json"]);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error).toContain(`${join(out, "second.bin")} is a folder`);
+    expect(await readdir(out)).toEqual(["second.bin"]);
+
+    await rmdir(join(out, "second.bin"));
+    const done = await run(["download", String(id), "--out", out, "--json"]);
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    expect((await readFile(join(out, "first.bin"))).equals(generated("first.bin", 50_000))).toBe(true);
+    expect((await readFile(join(out, "second.bin"))).equals(generated("second.bin", 70_000))).toBe(true);
+    expect((await readdir(out)).sort()).toEqual(["first.bin", "second.bin"]);
+  });
+
+  describe("through a connection that is cut midway", () => {
+    let proxy: CuttingProxy;
+    beforeAll(async () => {
+      proxy = await startCuttingProxy(Number(new URL(server.base).port));
+    });
+    afterAll(async () => proxy?.close());
+
+    it("download resumes by itself and writes the files byte for byte", async () => {
+      const size = 5_000_000;
+      const id = await pulled([{ name: "scan.bin", bytes: size }]);
+      const login = await run([
+        "login",
+        "--url",
+        proxy.url,
+        "--email",
+        server.email,
+        "--api-key",
+        server.apiKey,
+      ]);
+      expect(login.code, login.stderr).toBe(0);
+      proxy.cutAfter(1024 * 1024);
+      const out = join(dir, "through-cut");
+      const res = await run(["download", String(id), "--out", out, "--url", proxy.url, "--json"]);
+      expect(res.code, res.stdout + res.stderr).toBe(0);
+      expect(proxy.cuts).toHaveLength(1);
+      const bytes = await readFile(join(out, "scan.bin"));
+      expect(bytes.equals(generated("scan.bin", size))).toBe(true);
+      expect(JSON.parse(res.stdout).files).toEqual([
+        expect.objectContaining({ name: "scan.bin", bytes: size, sha256: sha256(bytes) }),
+      ]);
+      expect(await readdir(out)).toEqual(["scan.bin"]);
+      // The server itself is the default again for the tests after this one.
+      const back = await run([
+        "login",
+        "--url",
+        server.base,
+        "--email",
+        server.email,
+        "--api-key",
+        server.apiKey,
+      ]);
+      expect(back.code, back.stderr).toBe(0);
+    });
   });
 
   it("--quiet prints only the result, and wait --timeout exits 5", async () => {

@@ -5,16 +5,18 @@
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CuttingProxy, startCuttingProxy } from "../../../test/helpers/cutting-proxy.js";
 import { deterministicStream } from "../../../test/helpers/media.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../test/helpers/webhook-receiver.js";
 import {
   FerryApiError,
   FerryClient,
+  FerryDestinationError,
   type RequestCompleteEvent,
   verifyWebhook,
   WebhookVerificationError,
@@ -23,6 +25,13 @@ import { nodeFetch } from "../src/node-fetch.js";
 import { type ServerUnderTest, startServer } from "./server.js";
 
 const MiB = 1024 * 1024;
+
+/** The sandbox complete helper's documented content of a generated file: a SHA-256 counter stream seeded by its name. */
+function generated(name: string, size: number): Buffer {
+  const blocks: Buffer[] = [];
+  for (let i = 0; i * 32 < size; i++) blocks.push(createHash("sha256").update(`${name}:${i}`).digest());
+  return Buffer.concat(blocks).subarray(0, size);
+}
 
 async function sha256File(path: string): Promise<string> {
   const h = createHash("sha256");
@@ -307,6 +316,97 @@ describe("the SDK against a real server", () => {
     expect(resumed.sha256).toBe(up.sha256);
     expect(await sha256File(dest)).toBe(up.sha256);
     await expect(stat(`${dest}.part`)).rejects.toThrow();
+  });
+
+  /** A pull request completed in the sandbox with one generated file; its media id. */
+  async function pulledFile(name: string, bytes: number): Promise<number> {
+    const pull = await client.createRequest({
+      body: {
+        type: "pull",
+        contact: [{ contactmethod: [{ interface_class: "email", value: "jo@example.com" }] }],
+      },
+    });
+    await client.sandboxCompleteRequest({ id: pull.id, body: { files: [{ name, bytes }] } });
+    const done = await client.getRequest({ id: pull.id });
+    expect(done.media).toHaveLength(1);
+    return done.media[0]!.id;
+  }
+
+  it("creates the destination's missing folders before downloading a file that is downloaded once", async () => {
+    const id = await pulledFile("statement.bin", 300_000);
+    const dest = join(dir, "in", "2024", "statement.bin");
+    const result = await client.downloadFile(id, dest);
+    expect(result).toMatchObject({ path: dest, bytes: 300_000, resumes: 0 });
+    expect((await readFile(dest)).equals(generated("statement.bin", 300_000))).toBe(true);
+    expect(await readdir(join(dir, "in", "2024"))).toEqual(["statement.bin"]);
+    // The one allowed download was this one.
+    await expect(client.downloadFile(id, join(dir, "in", "again.bin"))).rejects.toMatchObject({
+      status: 410,
+    });
+  });
+
+  it("refuses a destination it cannot write before asking for the file, which the server keeps", async () => {
+    const id = await pulledFile("kept.bin", 200_000);
+    const requests: string[] = [];
+    const recording = new FerryClient({
+      baseUrl: server.base,
+      apiKey: server.apiKey,
+      email: server.email,
+      fetch: (input, init) => {
+        requests.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
+        return nodeFetch(input, init);
+      },
+    });
+    await recording.getAccount();
+    requests.length = 0;
+    // A folder in the path is a file; the destination is a folder.
+    await writeFile(join(dir, "not-a-folder"), "x");
+    const underFile = await recording.downloadFile(id, join(dir, "not-a-folder", "kept.bin")).catch((e) => e);
+    expect(underFile).toBeInstanceOf(FerryDestinationError);
+    expect(underFile.message).toContain("not-a-folder");
+    await mkdir(join(dir, "a-folder"));
+    const onFolder = await recording.downloadFile(id, join(dir, "a-folder")).catch((e) => e);
+    expect(onFolder).toBeInstanceOf(FerryDestinationError);
+    expect(onFolder.message).toContain("is a folder");
+    expect(requests).toEqual([]);
+    expect(await readdir(join(dir, "a-folder"))).toEqual([]);
+
+    const dest = join(dir, "kept", "kept.bin");
+    await recording.downloadFile(id, dest);
+    expect(requests).toEqual([`GET /v1/media/${id}/download`]);
+    expect((await readFile(dest)).equals(generated("kept.bin", 200_000))).toBe(true);
+  });
+
+  describe("through a connection that is cut midway", () => {
+    let proxy: CuttingProxy;
+    beforeAll(async () => {
+      proxy = await startCuttingProxy(Number(new URL(server.base).port));
+    });
+    afterAll(async () => proxy?.close());
+
+    it("resumes by itself with Range and writes the file byte for byte, counted as one download", async () => {
+      const size = 6_000_000;
+      const id = await pulledFile("scan.bin", size);
+      const viaProxy = new FerryClient({ baseUrl: proxy.url, apiKey: server.apiKey, email: server.email });
+      await viaProxy.getAccount();
+      proxy.cutAfter(MiB);
+      const progress: number[] = [];
+      await mkdir(join(dir, "cut"));
+      const dest = join(dir, "cut", "scan.bin");
+      const result = await viaProxy.downloadFile(id, dest, { onProgress: (p) => progress.push(p.bytes) });
+      expect(proxy.cuts).toHaveLength(1);
+      expect(result.resumes).toBeGreaterThanOrEqual(1);
+      expect(result.bytes).toBe(size);
+      const bytes = await readFile(dest);
+      expect(bytes.equals(generated("scan.bin", size))).toBe(true);
+      expect(result.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+      expect(await readdir(join(dir, "cut"))).toEqual(["scan.bin"]);
+      expect(progress.at(-1)).toBe(size);
+      // The resumes were the same download: a new one is refused.
+      await expect(client.downloadFile(id, join(dir, "cut", "again.bin"))).rejects.toMatchObject({
+        status: 410,
+      });
+    });
   });
 
   it("verifies a real callback with the account's secret; the payload is typed by its type", async () => {
