@@ -64,6 +64,12 @@ export interface BlobStore {
    * particular order. Rejects InvalidBlobKeyError unless prefix is "", a key, or a key + "/".
    */
   list(prefix: string): AsyncIterable<BlobListEntry>;
+  /**
+   * Stores that write through temporary files (local): removes those last modified before
+   * `olderThan` (left by a crash mid-write; a write in progress keeps its file fresh) and resolves
+   * with how many. Stores without such files do not have the method.
+   */
+  sweepTemporaryFiles?(olderThan: Date): Promise<number>;
   /** Releases connections and handles; the store is unusable afterwards. */
   close(): Promise<void>;
 }

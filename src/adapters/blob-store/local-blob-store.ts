@@ -57,7 +57,8 @@ function takeDirectBuffers(pool: AlignedBufferPool): Buffer[] | undefined {
 /**
  * Blob store on the local file system under one directory. Writes go to a dot-named temporary
  * file in the target's directory, are fsynced, then renamed into place, so a crash never leaves a
- * partial blob under a key (only an unlisted temporary file). Empty directories are pruned on delete.
+ * partial blob under a key (only an unlisted temporary file, which `sweepTemporaryFiles` removes
+ * later). Empty directories are pruned on delete. Folders are created 0700 and files 0600.
  */
 export class LocalBlobStore implements BlobStore {
   readonly kind = "local";
@@ -159,7 +160,46 @@ export class LocalBlobStore implements BlobStore {
     assertValidBlobKey(key);
     const path = this.#pathOf(key);
     await rm(path, { force: true });
-    for (let dir = dirname(path); dir !== this.#root && dir.startsWith(this.#root); dir = dirname(dir)) {
+    await this.#pruneFrom(dirname(path));
+  }
+
+  /**
+   * See BlobStore.sweepTemporaryFiles: removes the dot-named `.tmp` files of writes (`put`, the
+   * direct I/O probe) last modified before `olderThan` anywhere under the store's directory, and
+   * the directories that leaves empty. A write in progress keeps its file's time fresh, and a
+   * finished one has renamed it, so only a write a crash interrupted leaves one this old.
+   */
+  async sweepTemporaryFiles(olderThan: Date): Promise<number> {
+    let removed = 0;
+    const sweep = async (dir: string): Promise<void> => {
+      let entries: Awaited<ReturnType<typeof opendir>>;
+      try {
+        entries = await opendir(dir);
+      } catch (error) {
+        if (isMissing(error)) return;
+        throw error;
+      }
+      let removedHere = false;
+      for await (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await sweep(path);
+        else if (entry.isFile() && entry.name.startsWith(".") && entry.name.endsWith(".tmp")) {
+          const info = await stat(path).catch(() => undefined);
+          if (!info || info.mtime.getTime() >= olderThan.getTime()) continue;
+          await rm(path, { force: true });
+          removed++;
+          removedHere = true;
+        }
+      }
+      if (removedHere) await this.#pruneFrom(dir);
+    };
+    await sweep(this.#root);
+    return removed;
+  }
+
+  /** Removes `dir` and its parents up to the root while they are empty. */
+  async #pruneFrom(dir: string): Promise<void> {
+    for (; dir !== this.#root && dir.startsWith(this.#root); dir = dirname(dir)) {
       try {
         await rmdir(dir);
       } catch {

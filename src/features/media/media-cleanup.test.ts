@@ -64,6 +64,7 @@ describe("storage cleanup", () => {
       staleUploadsRemoved: 0,
       orphanBlobsDeleted: 0,
       blobsChecked: 3,
+      temporaryFilesRemoved: 0,
     });
   });
 
@@ -72,6 +73,7 @@ describe("storage cleanup", () => {
       staleUploadsRemoved: 1,
       orphanBlobsDeleted: 2,
       blobsChecked: 3,
+      temporaryFilesRemoved: 0,
     });
   });
 

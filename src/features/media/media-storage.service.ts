@@ -23,6 +23,8 @@ interface CleanupReport {
   staleUploadsRemoved: number;
   orphanBlobsDeleted: number;
   blobsChecked: number;
+  /** Temporary files of writes a crash interrupted (local store). */
+  temporaryFilesRemoved: number;
 }
 
 const BATCH = 200;
@@ -51,13 +53,19 @@ export class MediaStorageService {
 
   /**
    * Removes uploads still incomplete UPLOAD_STALE_HOURS after their last chunk (rows, then blobs by
-   * job) and deletes blobs under `media/` that no part references and that are older than that
-   * same grace period (so uploads in flight are never touched).
+   * job), deletes blobs under `media/` that no part references and that are older than that same
+   * grace period (so uploads in flight are never touched), and the store's temporary files of
+   * writes a crash interrupted, older than that period too.
    */
   async cleanup(): Promise<CleanupReport> {
     const { database, clock, config, audit, jobs, blobStore, logger } = this.deps;
     const cutoff = new Date(clock.now().getTime() - config.UPLOAD_STALE_HOURS * 3_600_000);
-    const report: CleanupReport = { staleUploadsRemoved: 0, orphanBlobsDeleted: 0, blobsChecked: 0 };
+    const report: CleanupReport = {
+      staleUploadsRemoved: 0,
+      orphanBlobsDeleted: 0,
+      blobsChecked: 0,
+      temporaryFilesRemoved: 0,
+    };
     for (;;) {
       const stale = await findStaleUploads(database.db, toTimestamp(cutoff), BATCH);
       if (stale.length === 0) break;
@@ -101,6 +109,7 @@ export class MediaStorageService {
       if (batch.length >= BATCH) await sweep();
     }
     await sweep();
+    report.temporaryFilesRemoved = (await blobStore.sweepTemporaryFiles?.(cutoff)) ?? 0;
     logger.info(report, "storage cleanup done");
     return report;
   }

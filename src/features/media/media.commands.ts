@@ -9,8 +9,9 @@ import type { MediaStorageService } from "./media-storage.service.js";
  * re-wrap the data keys under it.
  *
  * `ferry storage gc`: runs the storage cleanup once, now: removes uploads incomplete for
- * UPLOAD_STALE_HOURS and deletes blobs no media part references (older than that same grace
- * period). Queued blob deletions are left to the worker.
+ * UPLOAD_STALE_HOURS, deletes blobs no media part references and the local store's temporary
+ * files of writes a crash interrupted (both older than that same grace period). Queued blob
+ * deletions are left to the worker.
  */
 export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing: KeyRing }>[] = [
   {
@@ -46,7 +47,7 @@ export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing:
   },
   {
     name: "storage gc",
-    usage: "[--json]   Remove stale incomplete uploads and orphan blobs now",
+    usage: "[--json]   Remove stale incomplete uploads, orphan blobs and crash-left temporary files now",
     async run({ storage }, out) {
       const report = await storage.cleanup();
       out.print(
@@ -54,8 +55,9 @@ export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing:
           stale_uploads_removed: report.staleUploadsRemoved,
           orphan_blobs_deleted: report.orphanBlobsDeleted,
           blobs_checked: report.blobsChecked,
+          temporary_files_removed: report.temporaryFilesRemoved,
         },
-        `Removed ${report.staleUploadsRemoved} stale upload(s); deleted ${report.orphanBlobsDeleted} orphan blob(s) of ${report.blobsChecked} checked.`,
+        `Removed ${report.staleUploadsRemoved} stale upload(s); deleted ${report.orphanBlobsDeleted} orphan blob(s) of ${report.blobsChecked} checked; removed ${report.temporaryFilesRemoved} temporary file(s) left by interrupted writes.`,
       );
       return 0;
     },

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -156,6 +156,9 @@ describe("maintenance commands", () => {
   let rotated: Awaited<ReturnType<typeof runFerry>>;
   let afterRotation: string[];
   let gc: Awaited<ReturnType<typeof runFerry>>;
+  let crashLeft: string[];
+  let inFlight: string;
+  let notOurs: string;
   beforeAll(async () => {
     await stop();
     blobDir = join(database.dataDir, "blobs", "media");
@@ -168,6 +171,22 @@ describe("maintenance commands", () => {
     await writeFile(orphan, "not referenced");
     const old = new Date(Date.now() - 48 * 3_600_000);
     await utimes(orphan, old, old);
+    // Temporary files of writes a crash interrupted (as a put names them), one old, one fresh as
+    // a write in progress keeps it; and another dot file that is not the store's.
+    await mkdir(join(blobDir, "yy"), { recursive: true });
+    crashLeft = [
+      join(blobDir, "yy", ".part-0.blob.0a1b2c3d4e5f.tmp"),
+      join(blobDir, "..", ".direct-io-probe.aabbccddeeff.tmp"),
+    ];
+    for (const path of crashLeft) {
+      await writeFile(path, "half a chunk");
+      await utimes(path, old, old);
+    }
+    inFlight = join(blobDir, "zz", ".part-1.blob.5f4e3d2c1b0a.tmp");
+    notOurs = join(blobDir, "zz", ".keep");
+    await writeFile(inFlight, "a chunk arriving");
+    await writeFile(notOurs, "operator's note");
+    await utimes(notOurs, old, old);
     gc = await runFerry(["storage", "gc", "--json"], env);
     await start();
   });
@@ -182,13 +201,21 @@ describe("maintenance commands", () => {
     expect(afterRotation).toEqual(before);
   });
 
-  it("`storage gc` reports the orphan blob it deleted", () => {
+  it("`storage gc` reports the orphan blob and the temporary files it deleted", () => {
     expect(gc.code, gc.stderr).toBe(0);
     expect(JSON.parse(gc.stdout.trim().split("\n").pop()!)).toEqual({
       stale_uploads_removed: 0,
       orphan_blobs_deleted: 1,
       blobs_checked: 3,
+      temporary_files_removed: 2,
     });
+  });
+
+  it("`storage gc` removes old temporary files, and the folder one leaves empty, never a fresh one", async () => {
+    for (const path of crashLeft) await expect(stat(path)).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(stat(join(blobDir, "yy"))).rejects.toMatchObject({ code: "ENOENT" });
+    expect((await stat(inFlight)).isFile()).toBe(true);
+    expect((await stat(notOurs)).isFile()).toBe(true);
   });
 
   it("`storage gc` deletes the orphan blob's file", async () => {
