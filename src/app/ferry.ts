@@ -51,6 +51,7 @@ import { JobQueue } from "../jobs/queue.js";
 import { type Clock, systemClock } from "../shared/clock.js";
 import type { Command, Feature, RouteModule } from "../shared/feature.js";
 import { webStaticRoutes } from "../web/static.routes.js";
+import { tightenDataModes, tightenedModesMessage } from "./data-folders.js";
 
 /**
  * One Ferry process: the adapters chosen by configuration and every feature, built in dependency
@@ -167,8 +168,16 @@ export async function createFerry(
     redis,
     overrides.rateLimitPrefix ?? "ferry",
   );
-  const blobStore = overrides.blobStore ?? (await createBlobStore(blobStoreOptionsFromConfig(config)));
-  if (overrides.startupWarnings ?? overrides.logger === undefined) {
+  const blobOptions = blobStoreOptionsFromConfig(config);
+  const blobStore = overrides.blobStore ?? (await createBlobStore(blobOptions));
+  const startupWarnings = overrides.startupWarnings ?? overrides.logger === undefined;
+  const modes = tightenedModesMessage(tightenDataModes(config, blobOptions));
+  if (modes) {
+    // Commands keep stdout for their output: there the line goes to stderr.
+    if (startupWarnings) logger.warn({ component: "storage" }, modes);
+    else console.error(modes);
+  }
+  if (startupWarnings) {
     for (const warning of [mailerDeliveryWarning(config), smsDeliveryWarning(config)]) {
       if (warning) logger.warn({ component: "notifications" }, warning);
     }

@@ -155,7 +155,7 @@ export const settings = {
   },
   FERRY_DATA_DIR: {
     group: "server",
-    doc: "Directory for the SQLite database, local blobs and the key file.",
+    doc: "Directory for the SQLite database, local blobs and the key file. Created 0700, its files 0600 (the database holds session tokens); an existing one's looser modes are tightened at start, with a log line (the folder itself only when it holds nothing but Ferry's data).",
     example: "./data",
     parse: reqStr("./data"),
   },

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -238,7 +238,7 @@ export function createDatabase(options: DatabaseOptions): Database {
     });
     return { db, dialect: "postgres", destroy: () => db.destroy() };
   }
-  if (options.sqlitePath !== ":memory:") mkdirSync(dirname(options.sqlitePath), { recursive: true });
+  if (options.sqlitePath !== ":memory:") createPrivateFile(options.sqlitePath);
   const sqlite = new SQLite(options.sqlitePath);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
@@ -265,6 +265,20 @@ export function createDatabase(options: DatabaseOptions): Database {
       await db.destroy();
     },
   };
+}
+
+/**
+ * Creates the SQLite file (it holds session tokens and key hashes) readable by its owner only,
+ * 0600 in folders created 0700, unless it exists. SQLite gives the -wal and -shm files it creates
+ * the database file's mode. Existing files are tightened at start (src/app/data-folders.ts).
+ */
+function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 /** Bytes of WAL (about 16,000 pages of 4 KiB) past which a checkpoint waits for readers to finish. */

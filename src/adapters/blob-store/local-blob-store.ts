@@ -298,8 +298,8 @@ async function writeDirectFile(dir: string, temp: string, body: Readable, buffer
 async function probeDirectIo(root: string): Promise<boolean> {
   const path = join(root, `.direct-io-probe.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await mkdir(root, { recursive: true });
-    const handle = await open(path, DIRECT_WRITE_FLAGS!);
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    const handle = await open(path, DIRECT_WRITE_FLAGS!, 0o600);
     try {
       await handle.write(writeBuffers.zeroBlock(), 0, DIRECT_ALIGNMENT, 0);
     } finally {
@@ -316,13 +316,13 @@ async function probeDirectIo(root: string): Promise<boolean> {
 async function openNewFile(dir: string, path: string, flags: string | number): Promise<FileHandle> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await open(path, flags);
+      return await open(path, flags, 0o600);
     } catch (error) {
       // The directory is missing (first blob in it, or a concurrent delete pruned it): create it
       // and try again. Opening first saves a mkdir round trip on every other write.
       if (!isMissing(error) || attempt >= OPEN_ATTEMPTS) throw error;
     }
-    const first = await mkdir(dir, { recursive: true });
+    const first = await mkdir(dir, { recursive: true, mode: 0o700 });
     // The new folders' own entries must survive a crash too (put syncs only the innermost one).
     if (first) {
       for (let created = dir; ; created = dirname(created)) {

@@ -148,7 +148,7 @@ export function openKeyRing(options: {
   if (options.masterKeyEnv) return new MasterKeyRing(parseMasterKeyEnv(options.masterKeyEnv), undefined);
   const path = join(options.dataDir, "master-keys.json");
   const persist = (state: KeyFile): void => {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
     chmodSync(tmp, 0o600);
@@ -159,7 +159,7 @@ export function openKeyRing(options: {
     const state = { active: kid, keys: { [kid]: randomBytes(32).toString("base64") } };
     try {
       // "wx": two processes starting at once must not both create a key file.
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600, flag: "wx" });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
