@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "../db/database.js";
 import { migrateToLatest } from "../db/migrator.js";
+import { trustProxyWarning } from "../http/trust-proxy.js";
 import type { JobHandler } from "../jobs/job.js";
 import { buildServer } from "./build-server.js";
 import { buildWorker } from "./build-worker.js";
@@ -24,6 +25,8 @@ export async function serve(config: Config, withWorker: boolean): Promise<number
   const dev = await ferry.auth.ensureDevelopmentAccount();
   const devSetupUrl = dev ? await ferry.dashboard.firstUserSetupLink(dev.email) : undefined;
   const app = await buildServer(ferry);
+  const proxyWarning = trustProxyWarning(config.TRUST_PROXY);
+  if (proxyWarning) ferry.logger.warn({ component: "http" }, proxyWarning);
   const worker = withWorker ? await buildWorker(ferry) : undefined;
   await app.listen({ port: config.PORT, host: config.HOST });
   await worker?.start();

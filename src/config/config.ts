@@ -173,7 +173,7 @@ export const settings = {
   },
   TRUST_PROXY: {
     group: "server",
-    doc: "Which X-Forwarded-* hops to trust: false (none: the client is the socket's peer); a hop count (1 behind one load balancer); or a comma-separated list of proxy addresses or CIDRs (10.0.0.0/8, loopback). The client address is the first untrusted hop from the right. true trusts every hop, so the client is the LEFTMOST X-Forwarded-For address, which any client can forge: use it only behind a proxy that overwrites the header.",
+    doc: "Which X-Forwarded-* hops to trust: false (none: the client is the socket's peer); a hop count (1 behind one load balancer); or a comma-separated list of proxy addresses or CIDRs (10.0.0.0/8, loopback). The client address is the first untrusted hop from the right. true trusts every hop, so the client is the LEFTMOST X-Forwarded-For address, which any client can forge (a forged header evades the per-IP rate limits): use it only behind a proxy that overwrites the header; `ferry serve` logs a warning at start when it is set.",
     example: "false",
     parse: trustProxy,
   },

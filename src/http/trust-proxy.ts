@@ -13,3 +13,13 @@ export function trustProxyOption(
   const hops = setting;
   return (_address, hop) => hop < hops;
 }
+
+/**
+ * The start-up warning for TRUST_PROXY=true, or undefined: trusting every hop makes the client the
+ * leftmost X-Forwarded-For address, which the client itself writes, so a forged header evades the
+ * per-IP rate limits and puts any address in the audit log.
+ */
+export function trustProxyWarning(setting: TrustProxySetting): string | undefined {
+  if (setting !== true) return undefined;
+  return "TRUST_PROXY=true trusts every X-Forwarded-For hop: the client address is the leftmost one, which any client can write, so a forged header evades the per-IP rate limits and puts any address in the audit log. Set TRUST_PROXY to the number of proxies in front of Ferry (1 behind one load balancer) or to their addresses or CIDRs (10.0.0.0/8, 192.0.2.10).";
+}
