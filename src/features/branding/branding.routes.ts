@@ -105,7 +105,7 @@ const BrandingBody = Type.Object(
     logo: Type.Optional(
       Type.Union([Type.String(), Type.Null()], {
         description:
-          "Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB). In multipart bodies, a file part.",
+          "Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB and 4096 × 4096 pixels). In multipart bodies, a file part. It is decoded and stored re-encoded without its metadata; SVG, data after the image or an image that does not decode is refused (400).",
       }),
     ),
     recipient_host: Type.Optional(

@@ -3,6 +3,7 @@ import { sha256Hex } from "../../crypto/hashing.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, ValidationError } from "../../shared/errors.js";
+import { type CheckedImage, checkImage, ImageRefusedError, type ImageType } from "../../shared/images.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import {
@@ -21,8 +22,12 @@ import {
 
 /** Largest white-label stylesheet, in bytes of UTF-8 (100 KB). */
 export const MAX_CSS_BYTES = 100 * 1024;
-/** Largest logo image, in bytes. */
+/** Largest logo image, in bytes (as uploaded, and as stored once re-encoded). */
 export const MAX_LOGO_BYTES = 512 * 1024;
+/** Most pixels of a logo (all frames of an animation together): 4096 × 4096. */
+export const MAX_LOGO_PIXELS = 4096 * 4096;
+/** The image types a logo may have. */
+const LOGO_TYPES: readonly ImageType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /** Largest font file, in bytes (512 KB). */
 export const MAX_FONT_BYTES = 512 * 1024;
@@ -69,24 +74,6 @@ interface BrandingView {
 interface BrandingCaller {
   /** The API key (application) of the call; null for the dashboard. */
   applicationId: number | null;
-}
-
-/** Sniffs PNG, JPEG, GIF or WebP by magic bytes; undefined for anything else (SVG is refused). */
-function sniffLogoType(bytes: Buffer): string | undefined {
-  if (
-    bytes.length >= 8 &&
-    bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
-  )
-    return "image/png";
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
-  if (bytes.length >= 6 && /^GIF8[79]a$/.test(bytes.subarray(0, 6).toString("latin1"))) return "image/gif";
-  if (
-    bytes.length >= 12 &&
-    bytes.subarray(0, 4).toString("latin1") === "RIFF" &&
-    bytes.subarray(8, 12).toString("latin1") === "WEBP"
-  )
-    return "image/webp";
-  return undefined;
 }
 
 /**
@@ -149,8 +136,9 @@ export class BrandingService {
 
   /**
    * Replaces the account's branding. Throws ValidationError (400) for CSS over 100 KB or with NUL
-   * characters, a logo that is not PNG/JPEG/GIF/WebP or over 512 KB, or an invalid host name;
-   * CONFLICT (409) when another account holds the host name.
+   * characters, a logo over 512 KB or that is not a PNG/JPEG/GIF/WebP image as checkImage decodes
+   * it (the logo stored is its re-encoding, without metadata), or an invalid host name; CONFLICT
+   * (409) when another account holds the host name.
    */
   async put(accountId: number, input: BrandingInput, caller: BrandingCaller): Promise<BrandingView> {
     const errors: Record<string, string[]> = {};
@@ -159,13 +147,22 @@ export class BrandingService {
     else if (Buffer.byteLength(css, "utf8") > MAX_CSS_BYTES)
       errors.css = [`Ensure the stylesheet has no more than ${MAX_CSS_BYTES} bytes.`];
     else if (css.includes("\u0000")) errors.css = ["The stylesheet may not contain NUL characters."];
-    let logoType: string | undefined;
+    let logo: CheckedImage | undefined;
     if (input.logo) {
       if (input.logo.length > MAX_LOGO_BYTES)
         errors.logo = [`The logo is larger than ${MAX_LOGO_BYTES / 1024} KB.`];
       else {
-        logoType = sniffLogoType(input.logo);
-        if (!logoType) errors.logo = ["Upload a PNG, JPEG, GIF or WebP image."];
+        try {
+          logo = await checkImage(input.logo, {
+            what: "The logo",
+            allowed: LOGO_TYPES,
+            maxPixels: MAX_LOGO_PIXELS,
+            maxBytes: MAX_LOGO_BYTES,
+          });
+        } catch (err) {
+          if (!(err instanceof ImageRefusedError)) throw err;
+          errors.logo = [err.message];
+        }
       }
     }
     let host: string | null = null;
@@ -189,9 +186,9 @@ export class BrandingService {
         account_id: accountId,
         css,
         css_hash: sha256Hex(css),
-        logo_base64: input.logo ? input.logo.toString("base64") : null,
-        logo_content_type: logoType ?? null,
-        logo_hash: input.logo ? sha256Hex(input.logo) : null,
+        logo_base64: logo ? logo.bytes.toString("base64") : null,
+        logo_content_type: logo?.type ?? null,
+        logo_hash: logo ? sha256Hex(logo.bytes) : null,
         recipient_host: host,
         created: existing?.created ?? now,
         updated: now,
@@ -203,7 +200,7 @@ export class BrandingService {
         apiKeyId: caller.applicationId,
         relatedModel: "branding",
         relationKey: accountId,
-        value: `css ${Buffer.byteLength(css, "utf8")} bytes, logo ${input.logo ? input.logo.length : 0} bytes, host ${host ?? "-"}`,
+        value: `css ${Buffer.byteLength(css, "utf8")} bytes, logo ${logo ? logo.bytes.length : 0} bytes, host ${host ?? "-"}`,
       });
       return presentBranding(row);
     });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import sharp from "sharp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { apiCaller } from "../../../test/helpers/api.js";
 import {
@@ -7,6 +8,15 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../test/helpers/app.js";
+import {
+  animatedGif,
+  gifClaiming,
+  imageOf,
+  pngChunk,
+  pngClaiming,
+  pngOfSize,
+  withChunkBeforeEnd,
+} from "../../../test/helpers/images.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode } from "../audit/index.js";
 import { recipientUrl } from "./index.js";
@@ -47,18 +57,25 @@ function expectFieldError(res: { statusCode: number; json(): unknown }, field: s
   expect(res.json()).toEqual({ [field]: [message] });
 }
 
-/** Smallest bytes each accepted logo type is recognised by. */
+/** A small real image of each accepted logo type. */
 const LOGOS = {
-  "image/png": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]),
-  "image/jpeg": Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
-  "image/gif": Buffer.from("GIF89a\x01\x00\x01\x00", "latin1"),
-  "image/webp": Buffer.from("RIFF\x24\x00\x00\x00WEBPVP8 ", "latin1"),
+  "image/png": await imageOf("image/png"),
+  "image/jpeg": await imageOf("image/jpeg"),
+  "image/gif": await imageOf("image/gif"),
+  "image/webp": await imageOf("image/webp"),
 };
 const PNG = LOGOS["image/png"];
 
-/** A logo of exactly `size` bytes that sniffs as PNG. */
-function pngOfSize(size: number): Buffer {
-  return Buffer.concat([PNG, Buffer.alloc(size - PNG.length)]);
+/** The logo as stored and served (the upload re-encoded), from the account's branding row. */
+async function storedLogo(who: TestAccount = owner): Promise<Buffer> {
+  const row = await t.ferry.branding.find(who.accountId);
+  return Buffer.from(row?.logo_base64 ?? "", "base64");
+}
+
+/** The API's view of the stored logo. */
+async function storedLogoView(type: string, who: TestAccount = owner) {
+  const bytes = await storedLogo(who);
+  return { content_type: type, bytes: bytes.length, sha256: sha256(bytes) };
 }
 
 interface Part {
@@ -138,7 +155,7 @@ describe("reading branding", () => {
     expect(res.json()).toEqual({
       css,
       css_bytes: css.length,
-      logo: { content_type: "image/png", bytes: PNG.length, sha256: sha256(PNG) },
+      logo: await storedLogoView("image/png"),
       recipient_host: "files.shown.test",
       updated: toTimestamp(t.clock.now()),
     });
@@ -193,10 +210,39 @@ describe("the stylesheet", () => {
 });
 
 describe("the logo", () => {
-  it.each(Object.entries(LOGOS))("accepts %s, recognised by its bytes", async (type, bytes) => {
-    const res = await put({ logo: bytes.toString("base64") });
+  it.each(Object.entries(LOGOS))(
+    "accepts %s, decoded as an image and stored re-encoded",
+    async (type, bytes) => {
+      const res = await put({ logo: bytes.toString("base64") });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().logo).toEqual(await storedLogoView(type));
+      const stored = await sharp(await storedLogo()).metadata();
+      expect(stored).toMatchObject({ format: type.slice(6), width: 3, height: 2 });
+    },
+  );
+
+  it("accepts an animated GIF and keeps its frames", async () => {
+    const res = await put({ logo: (await animatedGif(3)).toString("base64") });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().logo).toEqual({ content_type: type, bytes: bytes.length, sha256: sha256(bytes) });
+    expect(await sharp(await storedLogo(), { animated: true }).metadata()).toMatchObject({
+      format: "gif",
+      pages: 3,
+      width: 4,
+      pageHeight: 4,
+    });
+  });
+
+  it("strips what the image carries besides its pixels (text chunks, metadata)", async () => {
+    const carrier = withChunkBeforeEnd(
+      PNG,
+      pngChunk("tEXt", Buffer.from("Comment\0<script>alert(1)</script>")),
+    );
+    const res = await put({ logo: carrier.toString("base64") });
+    expect(res.statusCode, res.body).toBe(200);
+    const stored = await storedLogo();
+    expect(stored.includes("<script>")).toBe(false);
+    expect(stored.includes("tEXt")).toBe(false);
+    expect(res.json().logo.sha256).not.toBe(sha256(carrier));
   });
 
   it.each([
@@ -205,34 +251,107 @@ describe("the logo", () => {
     ["a cut-off PNG signature", PNG.subarray(0, 6).toString("base64"), NOT_AN_IMAGE],
     ["a logo that is not base64", "this is not base64!", "The logo is not valid base64."],
     ["a logo that is not a string", 42, "Send the logo as base64, a data URL or a file part."],
-    ["one byte over 512 KB", pngOfSize(LOGO_LIMIT + 1).toString("base64"), LOGO_TOO_LARGE],
   ])("refuses %s (400)", async (_what, logo, message) => {
     expectFieldError(await put({ logo }), "logo", message);
+  });
+
+  it("refuses one byte over 512 KB (400)", async () => {
+    expectFieldError(
+      await put({ logo: (await pngOfSize(LOGO_LIMIT + 1)).toString("base64") }),
+      "logo",
+      LOGO_TOO_LARGE,
+    );
+  });
+
+  it("refuses a PNG signature followed by garbage (400)", async () => {
+    const fake = Buffer.concat([PNG.subarray(0, 8), Buffer.from("\0\0\0\rnot really an image at all")]);
+    expectFieldError(
+      await put({ logo: fake.toString("base64") }),
+      "logo",
+      "The logo is not a valid PNG image: it could not be decoded.",
+    );
+  });
+
+  it("refuses an image whose pixel data is damaged (400)", async () => {
+    const big = await imageOf("image/png", 64, 64);
+    const idat = big.indexOf("IDAT");
+    const damaged = Buffer.from(big);
+    for (let i = idat + 8; i < idat + 24; i++) damaged[i] = 0x55; // the zlib stream, CRC left wrong
+    expectFieldError(
+      await put({ logo: damaged.toString("base64") }),
+      "logo",
+      "The logo is not a valid PNG image: it could not be decoded.",
+    );
+  });
+
+  it("refuses a decompression bomb by its size in pixels, before decoding it (400)", async () => {
+    const bomb = pngClaiming(100_000, 100_000);
+    expect(bomb.length).toBeLessThan(100);
+    expectFieldError(
+      await put({ logo: bomb.toString("base64") }),
+      "logo",
+      "The logo is 100000×100000 pixels: at most 16,777,216 pixels are accepted.",
+    );
+  });
+
+  it("refuses an animation whose frames add up to too many pixels (400)", async () => {
+    const res = await put({ logo: gifClaiming(3000, 3000, 2).toString("base64") });
+    expectFieldError(
+      res,
+      "logo",
+      "The logo is 3000×3000 pixels in 2 frames: at most 16,777,216 pixels are accepted.",
+    );
+  });
+
+  it.each([
+    ["an HTML page after a PNG", PNG, "<html><script>alert(document.cookie)</script></html>", "PNG"],
+    ["a ZIP archive after a GIF", LOGOS["image/gif"], "PK\x03\x04 an archive", "GIF"],
+    ["a script after a JPEG", LOGOS["image/jpeg"], "/*\xff\xd9*/alert(1)", "JPEG"],
+    ["data after a WebP", LOGOS["image/webp"], "RIFF tail", "WebP"],
+  ])("refuses a polyglot: %s (400)", async (_what, image, tail, name) => {
+    const polyglot = Buffer.concat([image, Buffer.from(tail, "latin1")]);
+    expectFieldError(
+      await put({ logo: polyglot.toString("base64") }),
+      "logo",
+      `The logo has ${Buffer.byteLength(tail, "latin1")} bytes of other data after the end of its ${name} image: upload the image alone.`,
+    );
+  });
+
+  it("keeps the branding it had when a logo is refused", async () => {
+    expect((await put({ css: "p {}", logo: PNG.toString("base64") })).statusCode).toBe(200);
+    const before = await call("GET", URL_PATH);
+    expect(
+      (await put({ css: "h1 {}", logo: pngClaiming(50_000, 50_000).toString("base64") })).statusCode,
+    ).toBe(400);
+    expect((await call("GET", URL_PATH)).json()).toEqual(before.json());
   });
 
   it("accepts a data URL and takes the type from the bytes, not from the URL", async () => {
     const res = await put({ logo: `data:image/gif;base64,${PNG.toString("base64")}` });
     expect(res.statusCode).toBe(200);
-    expect(res.json().logo).toEqual({ content_type: "image/png", bytes: PNG.length, sha256: sha256(PNG) });
+    expect(res.json().logo).toEqual(await storedLogoView("image/png"));
   });
 
   it("accepts base64 with line breaks", async () => {
     const b64 = PNG.toString("base64");
     const res = await put({ logo: `${b64.slice(0, 8)}\n${b64.slice(8)}` });
-    expect(res.json().logo).toMatchObject({ bytes: PNG.length, sha256: sha256(PNG) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().logo).toEqual(await storedLogoView("image/png"));
   });
 
   it("accepts URL-safe base64", async () => {
-    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xfb, 0xef, 0xbe]);
-    expect(jpeg.toString("base64url")).toMatch(/[-_]/);
+    let jpeg = LOGOS["image/jpeg"];
+    for (let w = 4; !/[-_]/.test(jpeg.toString("base64url")); w++) jpeg = await imageOf("image/jpeg", w, 2);
     const res = await put({ logo: jpeg.toString("base64url") });
-    expect(res.json().logo).toEqual({ content_type: "image/jpeg", bytes: jpeg.length, sha256: sha256(jpeg) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().logo).toEqual(await storedLogoView("image/jpeg"));
   });
 
   it("accepts exactly 512 KB", async () => {
-    const res = await put({ logo: pngOfSize(LOGO_LIMIT).toString("base64") });
+    const res = await put({ logo: (await pngOfSize(LOGO_LIMIT)).toString("base64") });
     expect(res.statusCode).toBe(200);
-    expect(res.json().logo.bytes).toBe(LOGO_LIMIT);
+    // Stored without the padding chunk.
+    expect(res.json().logo.bytes).toBeLessThan(1024);
   });
 });
 
@@ -257,15 +376,12 @@ describe("multipart bodies", () => {
       { name: "logo", value: PNG, filename: "logo.png", type: "application/octet-stream" },
     ]);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({
-      css: "p {}",
-      logo: { content_type: "image/png", bytes: PNG.length, sha256: sha256(PNG) },
-    });
+    expect(res.json()).toMatchObject({ css: "p {}", logo: await storedLogoView("image/png") });
   });
 
   it("take a base64 logo from a text field", async () => {
     const res = await putMultipart([{ name: "logo", value: PNG.toString("base64") }]);
-    expect(res.json().logo).toEqual({ content_type: "image/png", bytes: PNG.length, sha256: sha256(PNG) });
+    expect(res.json().logo).toEqual(await storedLogoView("image/png"));
   });
 
   it("take the recipient host from a text field", async () => {
@@ -287,14 +403,14 @@ describe("multipart bodies", () => {
 
   it("refuse a logo file part one byte over 512 KB with 400", async () => {
     const res = await putMultipart([
-      { name: "logo", value: pngOfSize(LOGO_LIMIT + 1), filename: "logo.png", type: "image/png" },
+      { name: "logo", value: await pngOfSize(LOGO_LIMIT + 1), filename: "logo.png", type: "image/png" },
     ]);
     expectFieldError(res, "logo", LOGO_TOO_LARGE);
   });
 
   it("answer 413 for a file part well over 512 KB", async () => {
     const res = await putMultipart([
-      { name: "logo", value: pngOfSize(600 * 1024), filename: "logo.png", type: "image/png" },
+      { name: "logo", value: await pngOfSize(600 * 1024), filename: "logo.png", type: "image/png" },
     ]);
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({ code: "PAYLOAD_TOO_LARGE", detail: "The stylesheet or logo is too large." });

@@ -587,7 +587,7 @@ export interface components {
     BrandingInput: {
       /** @description CSS text (at most 100 KB), served as a stylesheet after Ferry's default one. */
       css?: string | null;
-      /** @description Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB). In multipart bodies, a file part. */
+      /** @description Logo image as base64 or a data URL (PNG, JPEG, GIF or WebP, at most 512 KB and 4096 × 4096 pixels). In multipart bodies, a file part. It is decoded and stored re-encoded without its metadata; SVG, data after the image or an image that does not decode is refused (400). */
       logo?: string | null;
       /** @description Custom host name whose /r/<identifier>/ pages serve only this account's requests. */
       recipient_host?: string | null;

@@ -4,6 +4,7 @@
  * preview's stylesheet and logo, the CSRF check of the multipart form, and another account's
  * branding never shown.
  */
+import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { createDashboardUserWithClient, type DashboardClient } from "../../../../test/helpers/dashboard.js";
 import { useHarness } from "../../../../test/helpers/harness.js";
@@ -72,7 +73,9 @@ describe("dashboard branding", () => {
     expect(preview.body).toMatch(/href="\/dashboard\/branding\/preview\/brand.css\?v=/);
     expect(preview.body).toMatch(/src="\/dashboard\/branding\/preview\/logo\?v=/);
     expect((await c.get("/dashboard/branding/preview/brand.css")).body).toBe(css);
-    expect((await c.get("/dashboard/branding/preview/logo")).rawPayload.equals(PNG)).toBe(true);
+    // The logo is stored re-encoded (ADR 0059): the same pixels.
+    const served = (await c.get("/dashboard/branding/preview/logo")).rawPayload;
+    expect(await sharp(served).raw().toBuffer()).toEqual(await sharp(PNG).raw().toBuffer());
 
     // Saving without a new logo keeps the logo; "remove" clears it.
     expect((await save(c, { css: "", recipient_host: "" })).statusCode).toBe(303);
