@@ -550,6 +550,8 @@ export interface ContainerFeaturesTable {
   /** JSON object of what a kind needs beyond the common columns. */
   settings: Generated<string>;
   completed_at: string | null;
+  /** When the feature's files were destroyed at its expiry, whatever its state (ADR 0058). */
+  files_destroyed_at: Generated<string | null>;
   created: string;
   updated: string;
 }

@@ -10,6 +10,7 @@ import {
   featuresOf,
   findFeatureById,
   finishFeature,
+  markFilesDestroyed,
   permissionsOf,
 } from "./container-features.repository.js";
 import { type ContainerDeps, nowText } from "./containers.context.js";
@@ -37,8 +38,8 @@ export interface ActionSource {
 
 /**
  * Transitions of containers and their features, each with its audit entry and callback in one
- * transaction: a feature completes (pull files submitted, push files downloaded) or expires (its
- * files destroyed); a container is complete once no feature is pending and one completed, expired
+ * transaction: a feature completes (pull files submitted, push files downloaded) or expires; at its
+ * expiry its files are destroyed whatever its state (ADR 0058); a container is complete once no feature is pending and one completed, expired
  * when all expired; a session's first open sends `session_opened`.
  */
 export class ContainerLifecycle {
@@ -100,25 +101,41 @@ export class ContainerLifecycle {
     return row;
   }
 
-  /** Expires one pending feature in its own transaction (its files destroyed); false when it was not due. */
+  /**
+   * Sweeps one feature past its expiry in its own transaction: its files are destroyed (blobs queued
+   * for deletion, data keys gone, ABA-0020 each) whether it was pending or complete; a pending one
+   * becomes `expired` (ABA-0030, `feature` callback, the container settled), a complete one stays
+   * complete (ABA-0030 "files destroyed at expiry"; no callback, as its state did not change).
+   * False when it was not due or another sweep took it.
+   */
   private async expireFeature(featureId: number): Promise<boolean> {
     const { deps } = this;
     return deps.database.db.transaction().execute(async (trx) => {
       const now = nowText(deps);
       const before = await findFeatureById(trx, featureId);
-      if (before?.state !== "pending" || before.expires_at === null || before.expires_at > now) return false;
-      if (!(await finishFeature(trx, featureId, "expired", { now }))) return false;
-      await deps.media.removeAllOfFeature(trx, featureId, now);
+      if (
+        !before ||
+        before.files_destroyed_at !== null ||
+        before.expires_at === null ||
+        before.expires_at > now
+      )
+        return false;
+      // One sweep takes the feature: the others find its files destroyed already.
+      if (!(await markFilesDestroyed(trx, featureId, now))) return false;
+      const expired = before.state === "pending" && (await finishFeature(trx, featureId, "expired", { now }));
+      await deps.media.removeAllOfFeature(trx, featureId, now, "its feature expired");
       const row = (await findFeatureById(trx, featureId))!;
       await deps.audit.write(trx, {
         accountId: row.account_id,
         code: AuditCode.ENTITY_UPDATED,
         relatedModel: "feature",
         relationKey: row.id,
-        value: "expired",
+        value: expired ? "expired" : "files destroyed at expiry",
       });
-      await this.featureEvent(trx, row);
-      await this.settleContainer(trx, row.container_id);
+      if (expired) {
+        await this.featureEvent(trx, row);
+        await this.settleContainer(trx, row.container_id);
+      }
       return true;
     });
   }
@@ -192,8 +209,9 @@ export class ContainerLifecycle {
   }
 
   /**
-   * Expires every pending feature past its expiry, one transaction each; returns how many. Safe to
-   * run concurrently: each feature is taken by one transaction only.
+   * Sweeps every feature past its expiry whose files were not destroyed yet (pending or complete),
+   * one transaction each; returns how many it swept. Safe to run concurrently: each feature is taken
+   * by one transaction only.
    */
   async expireDueFeatures(batchSize = 100): Promise<number> {
     let expired = 0;
