@@ -462,6 +462,8 @@ export interface ContainersTable {
   auth_to: string | null;
   sent_at: string | null;
   completed_at: string | null;
+  /** When the owner closed the container's chat (ADR 0057); null while it is open. */
+  chat_closed_at: Generated<string | null>;
   created: string;
   updated: string;
 }

@@ -13,7 +13,7 @@ import {
   markFilesDestroyed,
   permissionsOf,
 } from "./container-features.repository.js";
-import { type ContainerDeps, nowText } from "./containers.context.js";
+import { type ContainerDeps, nowText, rowLock } from "./containers.context.js";
 import { containerRef, featureEventBody } from "./containers.presenter.js";
 import {
   findContainerById,
@@ -39,8 +39,9 @@ export interface ActionSource {
 /**
  * Transitions of containers and their features, each with its audit entry and callback in one
  * transaction: a feature completes (pull files submitted, push files downloaded) or expires; at its
- * expiry its files are destroyed whatever its state (ADR 0058); a container is complete once no feature is pending and one completed, expired
- * when all expired; a session's first open sends `session_opened`.
+ * expiry its files are destroyed whatever its state (ADR 0058); a container is complete once no
+ * feature is pending and one completed, expired when all expired, and sent again when a feature is
+ * added to it while complete; a session's first open sends `session_opened`.
  */
 export class ContainerLifecycle {
   constructor(
@@ -141,17 +142,32 @@ export class ContainerLifecycle {
   }
 
   /**
-   * Moves a sent container to `complete` (no feature pending, one complete) or `expired` (all
-   * expired), with a `container` callback; nothing while a feature is pending or it has none.
+   * Puts a container's state in line with its features, with a `container` callback (and ABA-0030)
+   * whenever it changes: `sent` while a feature is pending (so a complete container that gets a new
+   * feature is sent again, `completed_at` cleared), `complete` once none is pending and one is
+   * complete, `expired` when all expired. A draft stays a draft while a feature is pending; an
+   * expired container and one without features stay as they are. Locks the container row first
+   * (PostgreSQL), so a feature added while another completes never leaves it complete.
    */
   async settleContainer(trx: Executor, containerId: number): Promise<void> {
-    const container = await findContainerById(trx, containerId);
-    if (!container || (container.state !== "sent" && container.state !== "draft")) return;
+    const container = await findContainerById(trx, containerId, { lock: rowLock(this.deps, "update") });
+    if (!container || container.state === "expired") return;
     const features = await featuresOf(trx, containerId);
-    if (features.length === 0 || features.some((f) => f.state === "pending")) return;
-    const state = features.some((f) => f.state === "complete") ? "complete" : "expired";
+    if (features.length === 0) return;
+    const state = features.some((f) => f.state === "pending")
+      ? container.state === "draft"
+        ? "draft"
+        : "sent"
+      : features.some((f) => f.state === "complete")
+        ? "complete"
+        : "expired";
+    if (state === container.state) return;
     const now = nowText(this.deps);
-    const row = await updateContainer(trx, containerId, { state, completed_at: now, updated: now });
+    const row = await updateContainer(trx, containerId, {
+      state,
+      completed_at: state === "sent" ? null : now,
+      updated: now,
+    });
     const shared = await this.deps.records.findContainer(trx, row.account_id, containerId);
     await this.deps.audit.write(trx, {
       accountId: row.account_id,
