@@ -164,6 +164,7 @@ export async function createFerry(
       { name: "auth-ip", points: config.RATE_LIMIT_AUTH_PER_IP, windowSeconds: window },
       { name: "recipient-ip", points: config.RECIPIENT_RATE_LIMIT_PER_IP, windowSeconds: window },
       { name: "recipient-id", points: config.RECIPIENT_RATE_LIMIT_PER_IDENTIFIER, windowSeconds: window },
+      { name: "session-reply", points: config.SESSION_CHAT_REPLIES_PER_LINK, windowSeconds: window },
     ],
     redis,
     overrides.rateLimitPrefix ?? "ferry",

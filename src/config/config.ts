@@ -525,6 +525,12 @@ export const settings = {
     example: "3000",
     parse: int(3000, 1),
   },
+  SESSION_CHAT_REPLIES_PER_LINK: {
+    group: "recipient",
+    doc: "Chat replies one container session link may send per RATE_LIMIT_WINDOW_SECONDS (each is stored and sent as a message_reply callback); more are 429 with Retry-After.",
+    example: "20",
+    parse: int(20, 1),
+  },
   TFA_CODE_TTL_SECONDS: {
     group: "recipient",
     doc: "How long a recipient two-factor code stays valid.",

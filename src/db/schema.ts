@@ -462,6 +462,8 @@ export interface ContainersTable {
   auth_to: string | null;
   sent_at: string | null;
   completed_at: string | null;
+  /** When the owner closed the container's chat (ADR 0057); null while it is open. */
+  chat_closed_at: Generated<string | null>;
   created: string;
   updated: string;
 }
@@ -550,6 +552,8 @@ export interface ContainerFeaturesTable {
   /** JSON object of what a kind needs beyond the common columns. */
   settings: Generated<string>;
   completed_at: string | null;
+  /** When the feature's files were destroyed at its expiry, whatever its state (ADR 0058). */
+  files_destroyed_at: Generated<string | null>;
   created: string;
   updated: string;
 }

@@ -2,8 +2,9 @@
  * A container session in Debian's Chromium: a P2 container with chat, a pull and a push for two
  * recipients with different permissions, the auth code by SMS from the sandbox outbox, an upload
  * through a network cut, a reply, Submit, the callbacks at a real receiver, and the owner's download
- * of the pulled file; the same at a phone viewport, with the keyboard only, axe-clean in every state
- * (screenshots under test-results/).
+ * of the pulled file; the same at a phone viewport, with the keyboard only, axe-clean in every state;
+ * the chat going on after the features complete, closed by the sender, and refusing too many
+ * replies in a row (screenshots under test-results/).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +16,13 @@ import { fromBuffer } from "yauzl";
 import { buildWorker } from "../../src/app/build-worker.js";
 import type { Worker } from "../../src/jobs/worker.js";
 import { type ApiCall, apiCaller, expectJson, type Json } from "../helpers/api.js";
-import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../helpers/app.js";
+import {
+  createTestAccount,
+  createTestApp,
+  renewToken,
+  type TestAccount,
+  type TestApp,
+} from "../helpers/app.js";
 import { type AxeViolation, axeViolations, launchBrowser, screenshot } from "../helpers/browser.js";
 import { addRecipient, buildContainer, pushFile, sendContainer, sessionOf } from "../helpers/containers.js";
 import { eventually, freePort } from "../helpers/process.js";
@@ -40,6 +47,8 @@ beforeAll(async () => {
     FERRY_ALLOW_PRIVATE_CALLBACKS: "true",
     JOB_POLL_INTERVAL_MS: "50",
     MAX_CHUNK_BYTES: String(CHUNK),
+    // Low enough for the too-many-replies case; every other case sends one reply per link.
+    SESSION_CHAT_REPLIES_PER_LINK: "3",
   });
   await t.app.listen({ port, host: "127.0.0.1" });
   worker = await buildWorker(t.ferry);
@@ -439,5 +448,107 @@ describe("phone, keyboard and end states", () => {
     await page.getByRole("heading", { name: "This link is not valid" }).waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await context.close();
+  });
+});
+
+describe("the chat after completion, closed by the sender, and too many replies", () => {
+  const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+  // The end states above moved the clock on past the token's life.
+  beforeAll(() => renewToken(t, owner));
+
+  /** A sent P2 container with chat and one pull for Kim (a link item). */
+  async function chatSession() {
+    const c = await buildContainer(call, { display_chat: true });
+    const r = await addRecipient(call, c.id, { first_name: "Kim" });
+    const pull = expectJson(
+      await call("POST", "/v1/module_container_pull/pull/", { container: c.id, title: "Your ID" }),
+      201,
+    );
+    expectJson(
+      await call("POST", "/v1/module_container/message/", { container: c.id, body: "Hello Kim" }),
+      201,
+    );
+    const tokens = await sendContainer(call, c.id);
+    return { c, pull, link: `${base}${sessionOf(tokens, r).base}` };
+  }
+
+  it("keeps the conversation after the features complete, then shows it read-only once the sender closes it", async () => {
+    const { c, pull, link } = await chatSession();
+    const { context, page, errors } = await newPage();
+    await page.goto(link);
+    await page.getByRole("heading", { name: "Your ID" }).waitFor();
+    expectJson(await call("POST", `/v1/sandbox/feature/${pull.id}/complete/`, {}), 200);
+    expect(expectJson(await call("GET", `/v1/module_container/container/${c.id}/`), 200).state).toBe(
+      "complete",
+    );
+    // Complete, and the conversation goes on both ways.
+    expectJson(
+      await call("POST", "/v1/module_container/message/", { container: c.id, body: "Got it, thanks!" }),
+      201,
+    );
+    await page.locator(".fy-chat-message").getByText("Got it, thanks!").waitFor({ timeout: 20_000 });
+    await page.getByLabel("Your reply").fill("You are welcome.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".fy-chat-reply").getByText("You are welcome.").waitFor();
+
+    // The sender closes the chat: the open page hides the reply box and says why, keeping the transcript.
+    expectJson(await call("POST", `/v1/module_container/container/${c.id}/close_chat/`), 200);
+    await page
+      .getByText("The sender closed this conversation. You can still read it here.")
+      .waitFor({ timeout: 20_000 });
+    expect(await page.locator("#chat-form").isHidden()).toBe(true);
+    expect(await page.locator("#chat-log .fy-message").allTextContents()).toEqual([
+      "Hello Kim",
+      "Got it, thanks!",
+      "You are welcome.",
+    ]);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, "session-chat-closed");
+    expect(errors).toEqual([]);
+    await context.close();
+
+    // A later visit shows it closed from the start, on a phone too.
+    const phone = await newPage(PHONE);
+    await phone.page.goto(link);
+    await phone.page.getByText("The sender closed this conversation. You can still read it here.").waitFor();
+    expect(await phone.page.getByLabel("Your reply").count()).toBe(0);
+    expect(
+      await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    expect(await axeViolations(phone.page)).toEqual([]);
+    await screenshot(phone.page, "session-chat-closed-phone");
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
+  });
+
+  it("tells the recipient to wait after too many replies, keeping the typed reply", async () => {
+    for (const [options, name] of [
+      [{}, "session-chat-too-fast"],
+      [PHONE, "session-chat-too-fast-phone"],
+    ] as const) {
+      const { c, link } = await chatSession();
+      const { context, page, errors } = await newPage(options);
+      await page.goto(link);
+      for (let i = 1; i <= 3; i++) {
+        await page.getByLabel("Your reply").fill(`Reply ${i}`);
+        await page.getByRole("button", { name: "Send" }).click();
+        await page.locator(".fy-chat-reply").getByText(`Reply ${i}`, { exact: true }).waitFor();
+      }
+      await page.getByLabel("Your reply").fill("One more thing");
+      await page.getByRole("button", { name: "Send" }).click();
+      await page
+        .getByText(/^You are sending replies too quickly\. Wait \d+ seconds?, then send it again\.$/)
+        .waitFor();
+      expect(await page.getByLabel("Your reply").inputValue()).toBe("One more thing");
+      expect(await axeViolations(page)).toEqual([]);
+      await screenshot(page, name);
+      expect(errors).toEqual([]);
+      await context.close();
+      const replies = expectJson(
+        await call("GET", `/v1/module_container/messagereply/?recipient__container=${c.id}`),
+        200,
+      );
+      expect(replies.results.map((r: Json) => r.body)).toEqual(["Reply 1", "Reply 2", "Reply 3"]);
+    }
   });
 });

@@ -1,11 +1,28 @@
+import type { Executor } from "../../db/database.js";
 import type { AuthContext } from "../../shared/caller.js";
 import { notFound, unprocessable } from "../../shared/errors.js";
 import { type Paginated, paginate, parsePageRequest } from "../../shared/pagination.js";
 import { FieldErrors, readString, requireObjectBody } from "../../shared/validation.js";
 import { AuditCode } from "../audit/index.js";
-import { type ContainerDeps, containerOfBody, nowText, pathId, recordChange } from "./containers.context.js";
-import { presentMessage, presentReply } from "./containers.presenter.js";
+import { featuresOf } from "./container-features.repository.js";
+import { CHAT_CLOSED_DETAIL, type ChatClosure, chatClosure } from "./container-state.js";
 import {
+  type ContainerDeps,
+  containerOfBody,
+  loadContainer,
+  nowText,
+  pathId,
+  recordChange,
+  rowLock,
+} from "./containers.context.js";
+import {
+  type ContainerView,
+  presentContainer,
+  presentMessage,
+  presentReply,
+} from "./containers.presenter.js";
+import {
+  type ContainerRow,
   findContainerById,
   findMessage,
   findRecipient,
@@ -14,6 +31,7 @@ import {
   insertReply,
   listMessages,
   listReplies,
+  updateContainer,
 } from "./containers.repository.js";
 import { optionalId } from "./recipients.service.js";
 
@@ -32,11 +50,42 @@ export interface ReplyAuthor {
 /**
  * The chat of a container: the owner's messages (`/v1/module_container/message/`) and the
  * recipients' replies (`/v1/module_container/messagereply/`), each reply a `message_reply` callback.
+ * It lives as long as the container: completing features never closes it; the container expiring or
+ * being deleted, or its owner closing it, does (ADR 0057).
  */
 export class ChatService {
   constructor(private readonly deps: ContainerDeps) {}
 
-  /** POST message/: `{container, body, title?}` as JSON or a form. 201; ABA-0010. */
+  /** Why the container's chat is closed, read in `ex`; undefined while it is open. */
+  async closure(ex: Executor, container: ContainerRow): Promise<ChatClosure | undefined> {
+    return chatClosure(container, await featuresOf(ex, container.id), nowText(this.deps));
+  }
+
+  /** 422 naming why, once the chat is closed. */
+  private async checkOpen(ex: Executor, container: ContainerRow): Promise<void> {
+    const closure = await this.closure(ex, container);
+    if (closure) throw unprocessable(CHAT_CLOSED_DETAIL[closure]);
+  }
+
+  /**
+   * POST container/{id}/close_chat/: the owner ends the chat for good. Owner messages and recipient
+   * replies are refused from then on (422), the session shows the conversation read-only; the
+   * features go on. Idempotent: closing a closed chat changes nothing and answers the same. ABA-0030.
+   */
+  async close(auth: AuthContext, rawId: string): Promise<ContainerView> {
+    const { deps } = this;
+    const id = pathId(rawId, "Container");
+    return deps.database.db.transaction().execute(async (trx) => {
+      const c = await loadContainer(deps, trx, auth.accountId, id, { lock: rowLock(deps, "update") });
+      if (c.row.chat_closed_at !== null) return presentContainer(c.row, c.shared);
+      const now = nowText(deps);
+      const row = await updateContainer(trx, id, { chat_closed_at: now, updated: now });
+      await recordChange(deps, trx, auth, AuditCode.ENTITY_UPDATED, "container", id, "chat closed");
+      return presentContainer(row, c.shared);
+    });
+  }
+
+  /** POST message/: `{container, body, title?}` as JSON or a form. 201; ABA-0010; 422 once the chat is closed. */
   async post(auth: AuthContext, raw: unknown) {
     const { deps } = this;
     const body = requireObjectBody(raw);
@@ -45,10 +94,16 @@ export class ChatService {
     const title = readString(body, "title", errors, { max: TITLE_MAX, nullable: true }) ?? "";
     errors.throwIfAny();
     return deps.database.db.transaction().execute(async (trx) => {
-      const c = await containerOfBody(deps, trx, auth.accountId, body.container);
-      if (c.row.state === "complete" || c.row.state === "expired") {
-        throw unprocessable(`The container is ${c.row.state}: its chat is closed.`);
-      }
+      // Shared lock: messages go on together; closing the chat waits for them, and they for it.
+      const c = await containerOfBody(
+        deps,
+        trx,
+        auth.accountId,
+        body.container,
+        "container",
+        rowLock(deps, "share"),
+      );
+      await this.checkOpen(trx, c.row);
       const now = nowText(deps);
       const row = await insertMessage(trx, {
         account_id: auth.accountId,
@@ -148,7 +203,8 @@ export class ChatService {
 
   /**
    * A recipient's reply: stored, audited (ABA-0010) and sent as a `message_reply` callback in one
-   * transaction. 400 for an empty or too long body; 422 when the container is closed or its chat off.
+   * transaction. 400 for an empty or too long body; 422 when the container has no chat or its chat is
+   * closed (naming why).
    */
   async reply(author: ReplyAuthor, rawBody: unknown) {
     const { deps } = this;
@@ -156,7 +212,7 @@ export class ChatService {
     const text = readString({ body: rawBody }, "body", errors, { max: BODY_MAX, required: true });
     errors.throwIfAny();
     return deps.database.db.transaction().execute(async (trx) => {
-      const container = await findContainerById(trx, author.containerId);
+      const container = await findContainerById(trx, author.containerId, { lock: rowLock(deps, "share") });
       const recipient = await findRecipient(trx, author.accountId, author.recipientId);
       if (
         !container ||
@@ -166,9 +222,7 @@ export class ChatService {
         throw notFound("Recipient");
       }
       if (container.display_chat !== 1) throw unprocessable("This container has no chat.");
-      if (container.state === "complete" || container.state === "expired") {
-        throw unprocessable(`The container is ${container.state}: its chat is closed.`);
-      }
+      await this.checkOpen(trx, container);
       const now = nowText(deps);
       const row = await insertReply(trx, {
         account_id: author.accountId,

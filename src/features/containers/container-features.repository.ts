@@ -109,7 +109,10 @@ export async function deleteFeature(ex: Executor, id: number): Promise<void> {
   await ex.deleteFrom("container_features").where("id", "=", id).execute();
 }
 
-/** Pending features whose expiry has passed (oldest first), at most `limit`. */
+/**
+ * Features whose expiry has passed and whose files were not destroyed yet, pending or complete
+ * (oldest expiry first), at most `limit`. The partial index of migration 0028 holds only those.
+ */
 export async function dueFeatures(
   ex: Executor,
   now: string,
@@ -118,12 +121,22 @@ export async function dueFeatures(
   return ex
     .selectFrom("container_features")
     .select(["id", "account_id", "container_id"])
-    .where("state", "=", "pending")
-    .where("expires_at", "is not", null)
+    .where("files_destroyed_at", "is", null)
     .where("expires_at", "<=", now)
     .orderBy("expires_at")
     .limit(limit)
     .execute();
+}
+
+/** Records that a feature's files were destroyed at its expiry; false when another sweep did already. */
+export async function markFilesDestroyed(ex: Executor, id: number, now: string): Promise<boolean> {
+  const res = await ex
+    .updateTable("container_features")
+    .set({ files_destroyed_at: now, updated: now })
+    .where("id", "=", id)
+    .where("files_destroyed_at", "is", null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ import {
   featuresOf,
   findFeatureById,
   finishFeature,
+  markFilesDestroyed,
   permissionsOf,
 } from "./container-features.repository.js";
-import { type ContainerDeps, nowText } from "./containers.context.js";
+import { type ContainerDeps, nowText, rowLock } from "./containers.context.js";
 import { containerRef, featureEventBody } from "./containers.presenter.js";
 import {
   findContainerById,
@@ -37,9 +38,10 @@ export interface ActionSource {
 
 /**
  * Transitions of containers and their features, each with its audit entry and callback in one
- * transaction: a feature completes (pull files submitted, push files downloaded) or expires (its
- * files destroyed); a container is complete once no feature is pending and one completed, expired
- * when all expired; a session's first open sends `session_opened`.
+ * transaction: a feature completes (pull files submitted, push files downloaded) or expires; at its
+ * expiry its files are destroyed whatever its state (ADR 0058); a container is complete once no
+ * feature is pending and one completed, expired when all expired, and sent again when a feature is
+ * added to it while complete; a session's first open sends `session_opened`.
  */
 export class ContainerLifecycle {
   constructor(
@@ -100,41 +102,72 @@ export class ContainerLifecycle {
     return row;
   }
 
-  /** Expires one pending feature in its own transaction (its files destroyed); false when it was not due. */
+  /**
+   * Sweeps one feature past its expiry in its own transaction: its files are destroyed (blobs queued
+   * for deletion, data keys gone, ABA-0020 each) whether it was pending or complete; a pending one
+   * becomes `expired` (ABA-0030, `feature` callback, the container settled), a complete one stays
+   * complete (ABA-0030 "files destroyed at expiry"; no callback, as its state did not change).
+   * False when it was not due or another sweep took it.
+   */
   private async expireFeature(featureId: number): Promise<boolean> {
     const { deps } = this;
     return deps.database.db.transaction().execute(async (trx) => {
       const now = nowText(deps);
       const before = await findFeatureById(trx, featureId);
-      if (before?.state !== "pending" || before.expires_at === null || before.expires_at > now) return false;
-      if (!(await finishFeature(trx, featureId, "expired", { now }))) return false;
-      await deps.media.removeAllOfFeature(trx, featureId, now);
+      if (
+        !before ||
+        before.files_destroyed_at !== null ||
+        before.expires_at === null ||
+        before.expires_at > now
+      )
+        return false;
+      // One sweep takes the feature: the others find its files destroyed already.
+      if (!(await markFilesDestroyed(trx, featureId, now))) return false;
+      const expired = before.state === "pending" && (await finishFeature(trx, featureId, "expired", { now }));
+      await deps.media.removeAllOfFeature(trx, featureId, now, "its feature expired");
       const row = (await findFeatureById(trx, featureId))!;
       await deps.audit.write(trx, {
         accountId: row.account_id,
         code: AuditCode.ENTITY_UPDATED,
         relatedModel: "feature",
         relationKey: row.id,
-        value: "expired",
+        value: expired ? "expired" : "files destroyed at expiry",
       });
-      await this.featureEvent(trx, row);
-      await this.settleContainer(trx, row.container_id);
+      if (expired) {
+        await this.featureEvent(trx, row);
+        await this.settleContainer(trx, row.container_id);
+      }
       return true;
     });
   }
 
   /**
-   * Moves a sent container to `complete` (no feature pending, one complete) or `expired` (all
-   * expired), with a `container` callback; nothing while a feature is pending or it has none.
+   * Puts a container's state in line with its features, with a `container` callback (and ABA-0030)
+   * whenever it changes: `sent` while a feature is pending (so a complete container that gets a new
+   * feature is sent again, `completed_at` cleared), `complete` once none is pending and one is
+   * complete, `expired` when all expired. A draft stays a draft while a feature is pending; an
+   * expired container and one without features stay as they are. Locks the container row first
+   * (PostgreSQL), so a feature added while another completes never leaves it complete.
    */
   async settleContainer(trx: Executor, containerId: number): Promise<void> {
-    const container = await findContainerById(trx, containerId);
-    if (!container || (container.state !== "sent" && container.state !== "draft")) return;
+    const container = await findContainerById(trx, containerId, { lock: rowLock(this.deps, "update") });
+    if (!container || container.state === "expired") return;
     const features = await featuresOf(trx, containerId);
-    if (features.length === 0 || features.some((f) => f.state === "pending")) return;
-    const state = features.some((f) => f.state === "complete") ? "complete" : "expired";
+    if (features.length === 0) return;
+    const state = features.some((f) => f.state === "pending")
+      ? container.state === "draft"
+        ? "draft"
+        : "sent"
+      : features.some((f) => f.state === "complete")
+        ? "complete"
+        : "expired";
+    if (state === container.state) return;
     const now = nowText(this.deps);
-    const row = await updateContainer(trx, containerId, { state, completed_at: now, updated: now });
+    const row = await updateContainer(trx, containerId, {
+      state,
+      completed_at: state === "sent" ? null : now,
+      updated: now,
+    });
     const shared = await this.deps.records.findContainer(trx, row.account_id, containerId);
     await this.deps.audit.write(trx, {
       accountId: row.account_id,
@@ -192,8 +225,9 @@ export class ContainerLifecycle {
   }
 
   /**
-   * Expires every pending feature past its expiry, one transaction each; returns how many. Safe to
-   * run concurrently: each feature is taken by one transaction only.
+   * Sweeps every feature past its expiry whose files were not destroyed yet (pending or complete),
+   * one transaction each; returns how many it swept. Safe to run concurrently: each feature is taken
+   * by one transaction only.
    */
   async expireDueFeatures(batchSize = 100): Promise<number> {
     let expired = 0;

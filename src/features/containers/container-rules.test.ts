@@ -271,16 +271,20 @@ describe("container rules", () => {
       expect(trunk.body).toMatchObject({ value: "+442079460958" });
     });
 
-    it("refuses a feature on a complete container with 422", async () => {
+    it("refuses a feature on an expired container with 422 (a complete one takes it: container-chat.test.ts)", async () => {
       const { c } = await sentContainer();
-      const push = await ok("POST", "/v1/module_container_push/push/", { container: c.id });
+      await ok("POST", "/v1/module_container_push/push/", {
+        container: c.id,
+        expiration: new Date(t.clock.now().getTime() + 1000).toISOString(),
+      });
       await ok("POST", `/v1/module_container/container/${c.id}/send_notification/`);
-      await ok("POST", `/v1/sandbox/feature/${push.id}/complete/`, {});
+      t.clock.advance(2000);
+      await t.ferry.containers.lifecycle.expireDueFeatures();
       const res = await call("POST", "/v1/module_container_pull/pull/", { container: c.id });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({
         code: "UNPROCESSABLE_ENTITY",
-        detail: "The container is complete: it takes no new features.",
+        detail: "The container is expired: it takes no new features.",
       });
     });
 

@@ -2,7 +2,7 @@ import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
-import { notFound, ValidationError } from "../../shared/errors.js";
+import { AppError, notFound, ValidationError } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 import { toTimestamp } from "../../shared/time.js";
 import type { AuditCodeValue, AuditWriter } from "../audit/index.js";
@@ -13,7 +13,7 @@ import type { ComposedNotifications } from "../notifications/index.js";
 import type { RequesterRow, RequestersService } from "../requesters/index.js";
 import type { RequestRecords, RequestRow } from "../requests/index.js";
 import type { ContainerEvents } from "./container-events.js";
-import { type ContainerRow, findContainer } from "./containers.repository.js";
+import { type ContainerLock, type ContainerRow, findContainer } from "./containers.repository.js";
 
 /** What the container services work with. */
 export interface ContainerDeps {
@@ -49,13 +49,24 @@ export function pathId(raw: string | number, what: string): number {
   return id;
 }
 
+/**
+ * The row lock to take on PostgreSQL, or none on SQLite (which runs one write transaction at a time,
+ * and has no row locks).
+ */
+export function rowLock(
+  deps: Pick<ContainerDeps, "database">,
+  lock: ContainerLock,
+): ContainerLock | undefined {
+  return deps.database.dialect === "postgres" ? lock : undefined;
+}
+
 /** The account's container `id` with its shared row; 404 when absent or foreign. */
 export async function loadContainer(
   deps: Pick<ContainerDeps, "records">,
   ex: Executor,
   accountId: number,
   id: number,
-  opts: { forUpdate?: boolean } = {},
+  opts: { forUpdate?: boolean; lock?: ContainerLock | undefined } = {},
 ): Promise<LoadedContainer> {
   const row = await findContainer(ex, accountId, id, opts);
   const shared = row && (await deps.records.findContainer(ex, accountId, id));
@@ -73,6 +84,7 @@ export async function containerOfBody(
   accountId: number,
   raw: unknown,
   field = "container",
+  lock?: ContainerLock,
 ): Promise<LoadedContainer> {
   if (raw === undefined || raw === null || raw === "") {
     throw ValidationError.field(field, "This field is required.");
@@ -81,8 +93,9 @@ export async function containerOfBody(
   if (id === undefined)
     throw ValidationError.field(field, `Invalid pk "${String(raw)}" - object does not exist.`);
   try {
-    return await loadContainer(deps, ex, accountId, id);
-  } catch {
+    return await loadContainer(deps, ex, accountId, id, { lock });
+  } catch (error) {
+    if (!(error instanceof AppError && error.code === "RESOURCE_NOT_FOUND")) throw error;
     throw ValidationError.field(field, `Invalid pk "${String(raw)}" - object does not exist.`);
   }
 }

@@ -22,6 +22,7 @@ export interface ContainerView {
   auth_code: { send_as: "email" | "sms"; to: string } | null;
   sent_at: string | null;
   completed_at: string | null;
+  chat_closed_at: string | null;
   created: string;
   updated: string;
 }
@@ -39,6 +40,7 @@ export function presentContainer(row: ContainerRow, shared: RequestRow): Contain
     auth_code: row.auth_send_as && row.auth_to ? { send_as: row.auth_send_as, to: row.auth_to } : null,
     sent_at: row.sent_at,
     completed_at: row.completed_at,
+    chat_closed_at: row.chat_closed_at,
     created: row.created,
     updated: row.updated,
   };

@@ -39,21 +39,36 @@ export async function insertContainer(
   return ex.insertInto("containers").values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * A row lock on PostgreSQL (SQLite runs one write transaction at a time): `update` for a change of the
+ * container's state, `share` for a change that depends on it (a chat message while the chat is open).
+ */
+export type ContainerLock = "update" | "share";
+
 /** The container `id` of `accountId` (undefined for absent or foreign ids). */
 export async function findContainer(
   ex: Executor,
   accountId: number,
   id: number,
-  opts: { forUpdate?: boolean } = {},
+  opts: { forUpdate?: boolean; lock?: ContainerLock } = {},
 ): Promise<ContainerRow | undefined> {
   let q = ex.selectFrom("containers").selectAll().where("account_id", "=", accountId).where("id", "=", id);
-  if (opts.forUpdate) q = q.forUpdate();
+  const lock = opts.lock ?? (opts.forUpdate ? "update" : undefined);
+  if (lock === "update") q = q.forUpdate();
+  else if (lock === "share") q = q.forShare();
   return q.executeTakeFirst();
 }
 
 /** The container `id` of any account (for jobs and recipient sessions, which resolved it already). */
-export async function findContainerById(ex: Executor, id: number): Promise<ContainerRow | undefined> {
-  return ex.selectFrom("containers").selectAll().where("id", "=", id).executeTakeFirst();
+export async function findContainerById(
+  ex: Executor,
+  id: number,
+  opts: { lock?: ContainerLock } = {},
+): Promise<ContainerRow | undefined> {
+  let q = ex.selectFrom("containers").selectAll().where("id", "=", id);
+  if (opts.lock === "update") q = q.forUpdate();
+  else if (opts.lock === "share") q = q.forShare();
+  return q.executeTakeFirst();
 }
 
 /** A page of the account's containers, newest first, optionally those with a given recipient. */

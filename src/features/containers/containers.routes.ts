@@ -277,6 +277,25 @@ export function containerRoutes(deps: ContainerRouteDeps): RouteModule {
       async (request) => notifier.send(requireAuth(request), request.params.id),
     );
 
+    app.post(
+      `${base}/container/:id/close_chat/`,
+      {
+        config,
+        validatorCompiler: checkedByService,
+        schema: {
+          operationId: "closeContainerChat",
+          tags,
+          summary: "Close the container's chat for good: no more messages or replies; the features go on",
+          description:
+            "Owner messages and recipient replies are refused from then on (422 naming why), and each session shows the conversation read-only. Closing cannot be undone. Idempotent: closing a closed chat answers the container as it is (`chat_closed_at` unchanged). The chat also ends by itself when the container expires or is deleted; completing features never ends it.",
+          security,
+          params: IdParams,
+          response: { 200: ContainerSchema, ...errorResponses(404), ...authErrors },
+        },
+      },
+      async (request) => chat.close(requireAuth(request), request.params.id),
+    );
+
     // Recipients.
     app.get(
       `${base}/recipient/`,
@@ -467,6 +486,8 @@ export function containerRoutes(deps: ContainerRouteDeps): RouteModule {
           operationId: "createContainerMessage",
           tags,
           summary: "Post a chat message to a container's recipients (JSON, form or multipart)",
+          description:
+            "422 once the chat is closed (by `close_chat`, or the container expired), with a `detail` naming why. Completing features never closes the chat.",
           security,
           body: MessageInput,
           response: { 201: MessageSchema, ...errorResponses(400, 415, 422), ...authErrors },

@@ -45,7 +45,12 @@ export const ContainerSchema = Type.Object(
       { description: "Where the session's code is sent before anything is shown; null: no code." },
     ),
     sent_at: NullableTimestamp("When the recipients were first notified."),
-    completed_at: NullableTimestamp("When the container became complete or expired."),
+    completed_at: NullableTimestamp(
+      "When the container became complete or expired; null again once a new feature makes it sent.",
+    ),
+    chat_closed_at: NullableTimestamp(
+      "When you closed the chat (`close_chat`); null while it is open. The chat also ends when the container expires.",
+    ),
     created: Timestamp(),
     updated: Timestamp(),
   },

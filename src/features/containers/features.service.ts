@@ -17,6 +17,7 @@ import {
   deleteFeature,
   deleteTag,
   type FeatureRow,
+  featuresOf,
   findFeature,
   findTag,
   insertFeature,
@@ -29,6 +30,8 @@ import {
   tagsOf,
   updateFeature,
 } from "./container-features.repository.js";
+import type { ContainerLifecycle } from "./container-lifecycle.service.js";
+import { containerExpired } from "./container-state.js";
 import {
   type ContainerDeps,
   containerOfBody,
@@ -36,6 +39,7 @@ import {
   nowText,
   pathId,
   recordChange,
+  rowLock,
 } from "./containers.context.js";
 import { presentPull, presentPush, presentPushPull, presentTag } from "./containers.presenter.js";
 import { findContainerById, recipientsOf } from "./containers.repository.js";
@@ -188,7 +192,10 @@ function readFeatureInput(kind: FeatureKind, raw: Body, creating: boolean): Feat
  * and P2 push features (`/v1/module_container_push/push/`), their media tags and permissions.
  */
 export class FeaturesService {
-  constructor(private readonly deps: ContainerDeps) {}
+  constructor(
+    private readonly deps: ContainerDeps,
+    private readonly lifecycle: Pick<ContainerLifecycle, "settleContainer">,
+  ) {}
 
   /** The API view of a feature of its kind. */
   async present(ex: Executor, row: FeatureRow): Promise<FeatureView> {
@@ -204,10 +211,13 @@ export class FeaturesService {
     return row;
   }
 
-  /** 422 unless the container still takes new features (not complete or expired). */
-  private checkOpen(c: LoadedContainer): void {
-    if (c.row.state === "complete" || c.row.state === "expired") {
-      throw unprocessable(`The container is ${c.row.state}: it takes no new features.`);
+  /**
+   * 422 once the container expired (every feature expired, none complete): it takes no new features.
+   * A complete container does: it becomes sent again (ADR 0057).
+   */
+  private async checkOpen(ex: Executor, c: LoadedContainer): Promise<void> {
+    if (containerExpired(c.row, await featuresOf(ex, c.row.id), nowText(this.deps))) {
+      throw unprocessable("The container is expired: it takes no new features.");
     }
   }
 
@@ -226,16 +236,25 @@ export class FeaturesService {
 
   /**
    * POST: a feature of `kind` on the `container` the body names (400 when it is not the account's;
-   * 422 when it is complete or expired). Expiry defaults to CONTAINER_FEATURE_EXPIRY_HOURS.
-   * 201; ABA-0010.
+   * 422 when it expired). A complete container becomes sent again, with its `container` callback.
+   * Expiry defaults to CONTAINER_FEATURE_EXPIRY_HOURS. 201; ABA-0010.
    */
   async create(auth: AuthContext, kind: FeatureKind, raw: unknown) {
     const { deps } = this;
     const body = requireObjectBody(raw);
     const input = readFeatureInput(kind, body, true);
     return deps.database.db.transaction().execute(async (trx) => {
-      const c = await containerOfBody(deps, trx, auth.accountId, body.container);
-      this.checkOpen(c);
+      // The container row is locked first, as settling it does, so a feature completing meanwhile
+      // cannot leave it complete with this new feature pending.
+      const c = await containerOfBody(
+        deps,
+        trx,
+        auth.accountId,
+        body.container,
+        "container",
+        rowLock(deps, "update"),
+      );
+      await this.checkOpen(trx, c);
       await this.checkPermissions(trx, c.row.id, input.permissions ?? []);
       const now = deps.clock.now();
       const ts = nowText(deps);
@@ -275,6 +294,7 @@ export class FeaturesService {
         row.id,
         `${kind} in container ${c.row.id}`,
       );
+      await this.lifecycle.settleContainer(trx, c.row.id);
       return this.present(trx, row);
     });
   }
@@ -350,7 +370,11 @@ export class FeaturesService {
     });
   }
 
-  /** DELETE: the feature with its files (blobs queued for deletion in the same transaction). ABA-0020. */
+  /**
+   * DELETE: the feature with its files (blobs queued for deletion in the same transaction), then the
+   * container's state follows the features left (a sent container whose last pending feature goes
+   * completes). ABA-0020.
+   */
   async delete(auth: AuthContext, kind: FeatureKind, rawId: string): Promise<void> {
     const { deps } = this;
     await deps.database.db.transaction().execute(async (trx) => {
@@ -358,6 +382,7 @@ export class FeaturesService {
       await deps.media.queueBlobDeletionOfFeature(trx, row.id);
       await deleteFeature(trx, row.id);
       await recordChange(deps, trx, auth, AuditCode.ENTITY_DELETED, "feature", row.id, kind);
+      await this.lifecycle.settleContainer(trx, row.container_id);
     });
   }
 

@@ -37,6 +37,7 @@ import { ContainerSessions } from "./session.service.js";
 
 export type { ActionSource } from "./container-lifecycle.service.js";
 export type { ContainerRecords } from "./container-records.js";
+export type { ChatClosure } from "./container-state.js";
 export type {
   ChatEntry,
   ContainerSessions,
@@ -93,17 +94,17 @@ export function createContainersFeature(deps: {
     branding: deps.branding,
     accounts: deps.accounts,
   };
-  const containers = new ContainersService(context);
-  const recipients = new RecipientsService(context);
-  const features = new FeaturesService(context);
-  const chat = new ChatService(context);
-  const notifier = new ContainerNotifier(context);
   const lifecycle = new ContainerLifecycle({
     ...context,
     jobs: deps.jobs,
     logger: deps.logger,
     sweepIntervalSeconds: deps.config.LIFECYCLE_SWEEP_INTERVAL_SECONDS,
   });
+  const containers = new ContainersService(context);
+  const recipients = new RecipientsService(context);
+  const features = new FeaturesService(context, lifecycle);
+  const chat = new ChatService(context);
+  const notifier = new ContainerNotifier(context);
   const sandbox = new ContainerSandbox({ ...context, containers, features, chat, lifecycle });
   const sessions = new ContainerSessions({ ...context, lifecycle, chat });
   return {

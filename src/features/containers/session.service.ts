@@ -16,6 +16,7 @@ import {
   tagsOf,
 } from "./container-features.repository.js";
 import type { ActionSource, ContainerLifecycle } from "./container-lifecycle.service.js";
+import type { ChatClosure } from "./container-state.js";
 import { type ContainerDeps, nowText } from "./containers.context.js";
 import {
   type ContainerRow,
@@ -198,6 +199,11 @@ export class ContainerSessions {
           ? -1
           : 1,
     );
+  }
+
+  /** Why the container's chat is closed (its owner closed it, or it expired), or undefined while open. */
+  async chatClosure(ctx: SessionContext): Promise<ChatClosure | undefined> {
+    return this.deps.chat.closure(this.deps.database.db, ctx.container);
   }
 
   /** A chat reply of this recipient: stored, audited, sent as `message_reply` (400/422 as the chat says). */

@@ -325,12 +325,16 @@ export async function blobsOfRequest(ex: Executor, requestId: number): Promise<B
  * Removes every not-yet-removed media of a request: state 'removed', removed_at, data key destroyed
  * (wrapped_key NULL), parts deleted. Returns the blobs those parts pointed at, for deletion.
  */
-export function removeRequestMedia(ex: Executor, requestId: number, now: string): Promise<BlobRef[]> {
-  return removeMediaOf(ex, "request_id", requestId, now);
+export async function removeRequestMedia(ex: Executor, requestId: number, now: string): Promise<BlobRef[]> {
+  return (await removeMediaOf(ex, "request_id", requestId, now)).blobs;
 }
 
-/** Like removeRequestMedia, for the media of a container feature. */
-export function removeFeatureMedia(ex: Executor, featureId: number, now: string): Promise<BlobRef[]> {
+/** Like removeRequestMedia, for the media of a container feature; also says which media it removed. */
+export function removeFeatureMedia(
+  ex: Executor,
+  featureId: number,
+  now: string,
+): Promise<{ media: { id: number; account_id: number }[]; blobs: BlobRef[] }> {
   return removeMediaOf(ex, "feature_id", featureId, now);
 }
 
@@ -339,15 +343,16 @@ async function removeMediaOf(
   owner: "request_id" | "feature_id",
   ownerId: number,
   now: string,
-): Promise<BlobRef[]> {
+): Promise<{ media: { id: number; account_id: number }[]; blobs: BlobRef[] }> {
   const media = await ex
     .selectFrom("media")
-    .select("id")
+    .select(["id", "account_id"])
     .where(owner, "=", ownerId)
     .where("state", "!=", "removed")
+    .orderBy("id")
     .execute();
   const ids = media.map((m) => m.id);
-  if (ids.length === 0) return [];
+  if (ids.length === 0) return { media: [], blobs: [] };
   const parts = await ex
     .selectFrom("media_parts")
     .select(["blob_store", "blob_key"])
@@ -366,7 +371,7 @@ async function removeMediaOf(
     .where("id", "in", ids)
     .execute();
   await ex.deleteFrom("media_parts").where("media_id", "in", ids).execute();
-  return parts.map((p) => ({ store: p.blob_store, key: p.blob_key }));
+  return { media, blobs: parts.map((p) => ({ store: p.blob_store, key: p.blob_key })) };
 }
 
 /** Files of a feature uploaded by `uploadedBy` that are not removed. */

@@ -156,13 +156,23 @@ export class MediaService {
   }
 
   /**
-   * Removes every media of a feature inside `trx` (expiry): state `removed`, data keys destroyed,
-   * parts deleted, their blobs queued for deletion. Returns how many blobs go.
+   * Destroys every media of a feature inside `trx` (its expiry), whatever the feature's state: state
+   * `removed` with `removed_at`, data keys destroyed, parts deleted, their blobs queued for deletion,
+   * and ABA-0020 for each file ("media destroyed: <why>"). Returns the ids of the media destroyed.
    */
-  async removeAllOfFeature(trx: Executor, featureId: number, now: string): Promise<number> {
-    const blobs = await removeFeatureMedia(trx, featureId, now);
+  async removeAllOfFeature(trx: Executor, featureId: number, now: string, why: string): Promise<number[]> {
+    const { media, blobs } = await removeFeatureMedia(trx, featureId, now);
     await enqueueBlobDeletion(this.deps.jobs, trx, blobs);
-    return blobs.length;
+    for (const m of media) {
+      await this.deps.audit.write(trx, {
+        accountId: m.account_id,
+        code: AuditCode.ENTITY_DELETED,
+        relatedModel: "media",
+        relationKey: m.id,
+        value: `media destroyed: ${why}`,
+      });
+    }
+    return media.map((m) => m.id);
   }
 
   /**

@@ -38,6 +38,7 @@ export const SUBMIT_REFUSALS = {
 export const REPLY_REFUSALS = {
   reply_invalid: "chat.tooLong",
   reply_closed: "chat.closed",
+  reply_limited: "chat.tooFast",
 } as const satisfies Record<string, MessageKey>;
 
 /** What a form post shows when it is answered with the page itself. */
@@ -161,8 +162,10 @@ export async function renderSession(
   if (container.display_chat === 1) {
     const entries = await sessions.chat(page.session, { message: 0, reply: 0 });
     const sender = card.name || page.account.name || chrome.i18n.t("card.sender");
+    const closed = await sessions.chatClosure(page.session);
     chat = {
-      open: container.state !== "complete" && container.state !== "expired",
+      open: closed === undefined,
+      closed,
       entries: entries.map((e) => chatEntryView(e, sender, chrome.i18n.t("chat.you"))),
       afterMessage: Math.max(0, ...entries.filter((e) => e.kind === "message").map((e) => e.id)),
       afterReply: Math.max(0, ...entries.filter((e) => e.kind === "reply").map((e) => e.id)),

@@ -40,6 +40,10 @@ const ChatPage = Type.Object(
   {
     entries: Type.Array(ChatEntrySchema),
     open: Type.Boolean({ description: "Replies are taken." }),
+    closed: Type.Union([Type.Literal("closed"), Type.Literal("expired"), Type.Null()], {
+      description:
+        "Why replies are no longer taken: `closed` (the sender closed the chat) or `expired` (the session expired); null while open.",
+    }),
   },
   { title: "SessionChat" },
 );
@@ -292,8 +296,8 @@ function registerCodeStep(app: Router, deps: { kit: SessionPages; twoFactor: Two
  * The chat: new entries after the ones the page shows (polled by the page's script), and the
  * recipient's reply (a form post answered with a redirect, or the script's JSON call).
  */
-function registerChat(app: Router, deps: { kit: SessionPages }): void {
-  const { kit } = deps;
+function registerChat(app: Router, deps: { kit: SessionPages; rateLimiter: RateLimiter }): void {
+  const { kit, rateLimiter } = deps;
   const { sessions } = kit.deps;
 
   /** The session of a chat call, unlocked and with a chat; 404 otherwise (JSON). */
@@ -335,10 +339,11 @@ function registerChat(app: Router, deps: { kit: SessionPages }): void {
         message: request.query.after_message ?? 0,
         reply: request.query.after_reply ?? 0,
       });
-      const { state } = page.session.container;
+      const closed = (await sessions.chatClosure(page.session)) ?? null;
       return {
         entries: entries.map((e) => chatEntryView(e, sender, t("chat.you"))),
-        open: state !== "complete" && state !== "expired",
+        open: closed === null,
+        closed,
       };
     },
   );
@@ -362,11 +367,14 @@ function registerChat(app: Router, deps: { kit: SessionPages }): void {
           201: ChatEntrySchema,
           303: Type.Null({
             description:
-              "Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed#chat` when refused (a reload never posts again).",
+              "Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed|reply_limited#chat` when refused (a reload never posts again; `reply_limited` keeps its `Retry-After`).",
           }),
           400: htmlResponse("Empty or too long reply (JSON calls)."),
           404: htmlResponse("Not found."),
-          422: htmlResponse("The chat is closed (JSON calls)."),
+          422: htmlResponse("The chat is closed: its sender closed it, or the session expired (JSON calls)."),
+          429: htmlResponse(
+            "Too many replies from this link in a short time (SESSION_CHAT_REPLIES_PER_LINK per window): `Retry-After` says when to send again (JSON calls).",
+          ),
         },
       },
     },
@@ -383,6 +391,14 @@ function registerChat(app: Router, deps: { kit: SessionPages }): void {
         json ? (typeof header === "string" ? header : undefined) : request.body.csrf_token,
       );
       if (!json && !kit.unlocked(request, page)) return backTo(reply, page);
+      try {
+        // Each reply is stored and called back: a link sends a few per minute, not hundreds.
+        await rateLimiter.consume("session-reply", page.session.token);
+      } catch (error) {
+        if (json || !(error instanceof AppError) || error.code !== "RATE_LIMIT_REACHED") throw error;
+        reply.header("retry-after", error.headers["retry-after"] ?? "60");
+        return reply.redirect(`${page.base}?refused=reply_limited#chat`, 303);
+      }
       try {
         const row = await sessions.reply(page.session, request.body.body, actionSource(pageCaller(request)));
         if (!json) return backTo(reply, page, "replied", "#chat");

@@ -295,7 +295,7 @@ describe("chat", () => {
         .map((e: Json) => e.id),
     );
     const none = await b.get(`chat?after_message=${lastMessage}&after_reply=${lastReply}`);
-    expect(none.json()).toEqual({ entries: [], open: true });
+    expect(none.json()).toEqual({ entries: [], open: true, closed: null });
   });
 
   it("refuses a reply without the page's CSRF token", async () => {

@@ -1,6 +1,7 @@
 import type { VNode } from "preact";
 import type { MessageKey, Translator } from "../../shared/i18n/i18n.js";
 import { Layout } from "../../web/layout.js";
+import type { ChatClosure } from "../containers/index.js";
 import {
   Alert,
   CsrfField,
@@ -35,8 +36,10 @@ export interface ChatEntryView {
 
 /** The chat of a session (when the container shows one). */
 export interface ChatView {
-  /** Replies are taken (the container is neither complete nor expired). */
+  /** Replies are taken: the sender has not closed the chat and the session has not expired. */
   open: boolean;
+  /** Why replies are no longer taken (the transcript stays readable). */
+  closed?: ChatClosure | undefined;
   entries: ChatEntryView[];
   /** The newest owner message and reply ids shown, from which the page asks for newer ones. */
   afterMessage: number;
@@ -313,6 +316,7 @@ function ChatCard(props: {
       data-chat-url={`${base}chat`}
       data-after-message={String(chat.afterMessage)}
       data-after-reply={String(chat.afterReply)}
+      data-chat-open={chat.open ? "true" : "false"}
       data-sender={props.sender}
     >
       <h2 id="chat-heading">{t("chat.heading")}</h2>
@@ -335,7 +339,7 @@ function ChatCard(props: {
           </li>
         ))}
       </ol>
-      {chat.error ? <Alert kind="error" text={t(chat.error)} id="chat-error" /> : null}
+      {chat.error && chat.open ? <Alert kind="error" text={t(chat.error)} id="chat-error" /> : null}
       {chat.open ? (
         <form method="post" action={`${base}chat`} id="chat-form" class="fy-chat-form">
           <CsrfField token={csrf} />
@@ -349,7 +353,9 @@ function ChatCard(props: {
           </div>
         </form>
       ) : (
-        <p class="fy-muted">{t("chat.closed")}</p>
+        <p class="fy-muted fy-chat-closed" id="chat-closed">
+          {t(chat.closed === "closed" ? "chat.closedBySender" : "chat.closed")}
+        </p>
       )}
     </section>
   );

@@ -47,7 +47,8 @@ export function startChat(root: HTMLElement, csrf: string): void {
   const seen = new Set<string>();
   let failures = 0;
   let timer: number | undefined;
-  let stopped = false;
+  // A chat shown closed stays closed (the sender's close is final, an expired session ends).
+  let stopped = root.dataset.chatOpen === "false";
 
   const append = (entry: Entry): void => {
     const key = `${entry.kind}:${entry.id}`;
@@ -74,11 +75,18 @@ export function startChat(root: HTMLElement, csrf: string): void {
     timer = window.setTimeout(() => void poll(), delay);
   };
 
-  const close = (): void => {
+  /** The chat stops taking replies: the form goes, a note says why, the transcript stays. */
+  const close = (reason: "closed" | "expired" | null): void => {
     stopped = true;
-    if (form) {
+    window.clearTimeout(timer);
+    if (form && !form.hidden) {
       form.hidden = true;
-      const note = el("p", "fy-muted", t("client.chatClosed"));
+      const note = el(
+        "p",
+        "fy-muted fy-chat-closed",
+        t(reason === "closed" ? "client.chatClosedBySender" : "client.chatClosed"),
+      );
+      note.id = "chat-closed";
       form.after(note);
     }
   };
@@ -90,10 +98,14 @@ export function startChat(root: HTMLElement, csrf: string): void {
         credentials: "same-origin",
       });
       if (!res.ok) throw new Error(String(res.status));
-      const page = (await res.json()) as { entries: Entry[]; open: boolean };
+      const page = (await res.json()) as {
+        entries: Entry[];
+        open: boolean;
+        closed?: "closed" | "expired" | null;
+      };
       for (const entry of page.entries) append(entry);
       failures = 0;
-      if (!page.open) close();
+      if (!page.open) close(page.closed ?? null);
     } catch {
       failures = Math.min(failures + 1, 4);
     }
@@ -126,6 +138,17 @@ export function startChat(root: HTMLElement, csrf: string): void {
     })
       .then(async (res) => {
         const answer = (await res.json().catch(() => ({}))) as Partial<Entry> & { detail?: string };
+        if (res.status === 429) {
+          // Too many replies from this link just now: the typed reply stays in the box.
+          const seconds = Math.max(1, Number.parseInt(res.headers.get("retry-after") ?? "", 10) || 60);
+          throw new Error(t("client.chatTooFast", { seconds }));
+        }
+        if (res.status === 422) {
+          // The chat was closed meanwhile: the next poll says why and hides the form.
+          window.clearTimeout(timer);
+          void poll();
+          throw new Error(t("client.chatClosed"));
+        }
         if (res.status !== 201) throw new Error(answer.detail ?? t("client.chatFailed"));
         append(answer as Entry);
         box.value = "";

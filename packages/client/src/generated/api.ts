@@ -78,6 +78,7 @@ export const operationMeta = {
   removeContainerAuthCode: { method: "DELETE", path: "/v1/module_container/container/{id}/auth_code/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   sendContainerNotification: { method: "POST", path: "/v1/module_container/container/{id}/send_notification/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   sendContainerNotificationAlias: { method: "GET", path: "/v1/module_container/container/{id}/send_notification/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  closeContainerChat: { method: "POST", path: "/v1/module_container/container/{id}/close_chat/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   listContainerRecipients: { method: "GET", path: "/v1/module_container/recipient/", pathParams: [], query: ["page","page_size","container"], body: "none", auth: true, raw: false },
   getContainerRecipient: { method: "GET", path: "/v1/module_container/recipient/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   updateContainerRecipient: { method: "PATCH", path: "/v1/module_container/recipient/{id}/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
@@ -496,6 +497,11 @@ export class FerryApi extends FerryCore {
   /** Alias of POST send_notification for clients that use GET (`GET /v1/module_container/container/{id}/send_notification/`). */
   sendContainerNotificationAlias(args: operations["sendContainerNotificationAlias"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sendContainerNotificationAlias"]>> {
     return this.call("sendContainerNotificationAlias", args ?? {}, options) as Promise<Success<operations["sendContainerNotificationAlias"]>>;
+  }
+
+  /** Close the container's chat for good: no more messages or replies; the features go on (`POST /v1/module_container/container/{id}/close_chat/`). */
+  closeContainerChat(args: operations["closeContainerChat"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["closeContainerChat"]>> {
+    return this.call("closeContainerChat", args ?? {}, options) as Promise<Success<operations["closeContainerChat"]>>;
   }
 
   /** List the account's recipients, oldest first (`GET /v1/module_container/recipient/`). */

@@ -321,6 +321,13 @@ export interface paths {
      */
     post: operations["sendContainerNotification"];
   };
+  "/v1/module_container/container/{id}/close_chat/": {
+    /**
+     * Close the container's chat for good: no more messages or replies; the features go on
+     * @description Owner messages and recipient replies are refused from then on (422 naming why), and each session shows the conversation read-only. Closing cannot be undone. Idempotent: closing a closed chat answers the container as it is (`chat_closed_at` unchanged). The chat also ends by itself when the container expires or is deleted; completing features never ends it.
+     */
+    post: operations["closeContainerChat"];
+  };
   "/v1/module_container/recipient/": {
     /** List the account's recipients, oldest first */
     get: operations["listContainerRecipients"];
@@ -352,7 +359,10 @@ export interface paths {
   "/v1/module_container/message/": {
     /** List chat messages, oldest first */
     get: operations["listContainerMessages"];
-    /** Post a chat message to a container's recipients (JSON, form or multipart) */
+    /**
+     * Post a chat message to a container's recipients (JSON, form or multipart)
+     * @description 422 once the chat is closed (by `close_chat`, or the container expired), with a `detail` naming why. Completing features never closes the chat.
+     */
     post: operations["createContainerMessage"];
   };
   "/v1/module_container/message/{id}/": {
@@ -847,8 +857,10 @@ export interface components {
       }) | null;
       /** @description When the recipients were first notified. */
       sent_at: string | null;
-      /** @description When the container became complete or expired. */
+      /** @description When the container became complete or expired; null again once a new feature makes it sent. */
       completed_at: string | null;
+      /** @description When you closed the chat (`close_chat`); null while it is open. The chat also ends when the container expires. */
+      chat_closed_at: string | null;
       /**
        * Format: date-time
        * @description UTC, ISO 8601 with microseconds.
@@ -1916,6 +1928,8 @@ export interface components {
       entries: components["schemas"]["SessionChatEntry"][];
       /** @description Replies are taken. */
       open: boolean;
+      /** @description Why replies are no longer taken: `closed` (the sender closed the chat) or `expired` (the session expired); null while open. */
+      closed: "closed" | "expired" | null;
     };
     /** SessionChatEntry */
     SessionChatEntry: {
@@ -6812,6 +6826,59 @@ export interface operations {
       };
     };
   };
+  /**
+   * Close the container's chat for good: no more messages or replies; the features go on
+   * @description Owner messages and recipient replies are refused from then on (422 naming why), and each session shows the conversation read-only. Closing cannot be undone. Idempotent: closing a closed chat answers the container as it is (`chat_closed_at` unchanged). The chat also ends by itself when the container expires or is deleted; completing features never ends it.
+   */
+  closeContainerChat: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description One recipient session wrapping several interactions (features). */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Container"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** List the account's recipients, oldest first */
   listContainerRecipients: {
     parameters: {
@@ -7386,7 +7453,10 @@ export interface operations {
       };
     };
   };
-  /** Post a chat message to a container's recipients (JSON, form or multipart) */
+  /**
+   * Post a chat message to a container's recipients (JSON, form or multipart)
+   * @description 422 once the chat is closed (by `close_chat`, or the container expired), with a `detail` naming why. Completing features never closes the chat.
+   */
   createContainerMessage: {
     requestBody: {
       content: {
@@ -9312,7 +9382,7 @@ export interface operations {
           "application/json": components["schemas"]["SessionChatEntry"];
         };
       };
-      /** @description Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed#chat` when refused (a reload never posts again). */
+      /** @description Back to the session: `?notice=replied#chat`, or `?refused=reply_invalid|reply_closed|reply_limited#chat` when refused (a reload never posts again; `reply_limited` keeps its `Retry-After`). */
       303: {
         content: never;
       };
@@ -9328,8 +9398,14 @@ export interface operations {
           "text/html": string;
         };
       };
-      /** @description The chat is closed (JSON calls). */
+      /** @description The chat is closed: its sender closed it, or the session expired (JSON calls). */
       422: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Too many replies from this link in a short time (SESSION_CHAT_REPLIES_PER_LINK per window): `Retry-After` says when to send again (JSON calls). */
+      429: {
         content: {
           "text/html": string;
         };

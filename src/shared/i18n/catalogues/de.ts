@@ -148,6 +148,10 @@ export const de: Catalogue = {
   "chat.replyLabel": "Ihre Antwort",
   "chat.send": "Senden",
   "chat.closed": "Diese Unterhaltung ist geschlossen.",
+  "chat.closedBySender":
+    "Der Absender hat diese Unterhaltung geschlossen. Sie können sie hier weiterhin lesen.",
+  "chat.tooFast":
+    "Sie haben in kurzer Zeit viele Antworten gesendet. Warten Sie eine Minute und senden Sie Ihre Antwort dann erneut.",
   "chat.you": "Sie",
   "chat.tooLong": "Schreiben Sie eine Antwort mit höchstens 10.000 Zeichen.",
   "chat.refused": "Ihre Antwort konnte nicht gesendet werden: {reason}",
@@ -249,6 +253,10 @@ export const de: Catalogue = {
   "client.chatSent": "Gesendet.",
   "client.chatFailed": "Ihre Antwort konnte nicht gesendet werden. Versuchen Sie es erneut.",
   "client.chatClosed": "Diese Unterhaltung ist geschlossen.",
+  "client.chatClosedBySender":
+    "Der Absender hat diese Unterhaltung geschlossen. Sie können sie hier weiterhin lesen.",
+  "client.chatTooFast":
+    "Sie senden Antworten zu schnell. Warten Sie {seconds, plural, one {# Sekunde} other {# Sekunden}} und senden Sie sie dann erneut.",
   "size.B": "{value} B",
   "size.KB": "{value} KB",
   "size.MB": "{value} MB",

@@ -139,6 +139,8 @@ export const en = {
   "chat.replyLabel": "Your reply",
   "chat.send": "Send",
   "chat.closed": "This conversation is closed.",
+  "chat.closedBySender": "The sender closed this conversation. You can still read it here.",
+  "chat.tooFast": "You sent many replies in a short time. Wait a minute, then send your reply again.",
   "chat.you": "You",
   "chat.tooLong": "Write a reply of at most 10,000 characters.",
   "chat.refused": "Your reply could not be sent: {reason}",
@@ -236,6 +238,9 @@ export const en = {
   "client.chatSent": "Sent.",
   "client.chatFailed": "Your reply could not be sent. Try again.",
   "client.chatClosed": "This conversation is closed.",
+  "client.chatClosedBySender": "The sender closed this conversation. You can still read it here.",
+  "client.chatTooFast":
+    "You are sending replies too quickly. Wait {seconds, plural, one {# second} other {# seconds}}, then send it again.",
   "size.B": "{value} B",
   "size.KB": "{value} KB",
   "size.MB": "{value} MB",

@@ -146,6 +146,9 @@ export const es: Catalogue = {
   "chat.replyLabel": "Su respuesta",
   "chat.send": "Enviar",
   "chat.closed": "Esta conversación está cerrada.",
+  "chat.closedBySender": "El remitente cerró esta conversación. Puede seguir leyéndola aquí.",
+  "chat.tooFast":
+    "Ha enviado muchas respuestas en poco tiempo. Espere un minuto y vuelva a enviar su respuesta.",
   "chat.you": "Usted",
   "chat.tooLong": "Escriba una respuesta de 10 000 caracteres como máximo.",
   "chat.refused": "No se ha podido enviar su respuesta: {reason}",
@@ -244,6 +247,9 @@ export const es: Catalogue = {
   "client.chatSent": "Enviado.",
   "client.chatFailed": "No se ha podido enviar su respuesta. Vuelva a intentarlo.",
   "client.chatClosed": "Esta conversación está cerrada.",
+  "client.chatClosedBySender": "El remitente cerró esta conversación. Puede seguir leyéndola aquí.",
+  "client.chatTooFast":
+    "Está enviando respuestas demasiado rápido. Espere {seconds, plural, one {# segundo} other {# segundos}} y vuelva a enviarla.",
   "size.B": "{value} B",
   "size.KB": "{value} KB",
   "size.MB": "{value} MB",

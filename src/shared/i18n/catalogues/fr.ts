@@ -145,6 +145,9 @@ export const fr: Catalogue = {
   "chat.replyLabel": "Votre réponse",
   "chat.send": "Envoyer",
   "chat.closed": "Cette conversation est close.",
+  "chat.closedBySender": "L’expéditeur a clos cette conversation. Vous pouvez toujours la lire ici.",
+  "chat.tooFast":
+    "Vous avez envoyé beaucoup de réponses en peu de temps. Attendez une minute, puis renvoyez votre réponse.",
   "chat.you": "Vous",
   "chat.tooLong": "Écrivez une réponse de 10 000 caractères au maximum.",
   "chat.refused": "Votre réponse n’a pas pu être envoyée : {reason}",
@@ -244,6 +247,9 @@ export const fr: Catalogue = {
   "client.chatSent": "Envoyé.",
   "client.chatFailed": "Votre réponse n’a pas pu être envoyée. Réessayez.",
   "client.chatClosed": "Cette conversation est close.",
+  "client.chatClosedBySender": "L’expéditeur a clos cette conversation. Vous pouvez toujours la lire ici.",
+  "client.chatTooFast":
+    "Vous envoyez des réponses trop rapidement. Attendez {seconds, plural, one {# seconde} other {# secondes}}, puis renvoyez-la.",
   "size.B": "{value} o",
   "size.KB": "{value} Ko",
   "size.MB": "{value} Mo",

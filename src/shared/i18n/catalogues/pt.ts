@@ -147,6 +147,9 @@ export const pt: Catalogue = {
   "chat.replyLabel": "Sua resposta",
   "chat.send": "Enviar",
   "chat.closed": "Esta conversa está encerrada.",
+  "chat.closedBySender": "O remetente encerrou esta conversa. Você ainda pode lê-la aqui.",
+  "chat.tooFast":
+    "Você enviou muitas respostas em pouco tempo. Aguarde um minuto e envie sua resposta de novo.",
   "chat.you": "Você",
   "chat.tooLong": "Escreva uma resposta de no máximo 10.000 caracteres.",
   "chat.refused": "Não foi possível enviar sua resposta: {reason}",
@@ -246,6 +249,9 @@ export const pt: Catalogue = {
   "client.chatSent": "Enviado.",
   "client.chatFailed": "Não foi possível enviar sua resposta. Tente de novo.",
   "client.chatClosed": "Esta conversa está encerrada.",
+  "client.chatClosedBySender": "O remetente encerrou esta conversa. Você ainda pode lê-la aqui.",
+  "client.chatTooFast":
+    "Você está enviando respostas rápido demais. Aguarde {seconds, plural, one {# segundo} other {# segundos}} e envie de novo.",
   "size.B": "{value} B",
   "size.KB": "{value} KB",
   "size.MB": "{value} MB",
