@@ -174,7 +174,8 @@ export class MediaDownloadService {
     meta: CallMeta,
     requestedRange: () => ByteRange | undefined,
   ): Promise<Transfer> {
-    if (countsAgainstLimit(media, downloader)) return this.limits.begin(media, downloader, meta, requestedRange);
+    if (countsAgainstLimit(media, downloader))
+      return this.limits.begin(media, downloader, meta, requestedRange);
     const range = requestedRange();
     return {
       range,
