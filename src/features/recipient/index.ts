@@ -96,6 +96,7 @@ export {
   htmlResponse,
   isHttps,
   readCookies,
+  refusedDownloadResponse,
   refuseForeignDownload,
   sendPage,
   setCookie,

@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import { errorResponses } from "../../http/openapi.js";
 import type { Router } from "../../shared/feature.js";
 import { sendDownload, streamZip } from "../media/index.js";
-import { htmlResponse, pagePath, refuseForeignDownload } from "./recipient-http.js";
+import { htmlResponse, pagePath, refusedDownloadResponse, refuseForeignDownload } from "./recipient-http.js";
 import { pageCaller } from "./recipient-session.js";
 import type { PageDeps } from "./request.pages.js";
 
@@ -35,7 +35,7 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
             description:
               "Two-factor needed first, or the download was started by another site: back to the page.",
           }),
-          403: { description: "Asked for as an image, style sheet, font, frame or fetch: not a download." },
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or file."),
         },
       },
@@ -76,7 +76,7 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
             description:
               "Two-factor needed first, or the download was started by another site: back to the page.",
           }),
-          403: { description: "Asked for as an image, style sheet, font, frame or fetch: not a download." },
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link."),
           410: errorResponses(410)[410]!,
         },

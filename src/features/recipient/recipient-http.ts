@@ -19,6 +19,12 @@ export const IdentifierParams = Type.Object({
   identifier: Type.String({ description: "The request's public identifier from the recipient link." }),
 });
 
+/** The 403 of a download asked for as an image, style sheet, font, frame or fetch (refuseForeignDownload). */
+export const refusedDownloadResponse = {
+  description: "Asked for as an image, style sheet, font, frame or fetch: not a download.",
+  content: { "text/plain": { schema: Type.String() } },
+};
+
 /** An HTML response in a route's OpenAPI schema. */
 export function htmlResponse(description: string) {
   return { description, content: { "text/html": { schema: Type.String() } } };

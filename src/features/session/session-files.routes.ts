@@ -14,6 +14,7 @@ import {
   pageCaller,
   presentUpload,
   RawChunkQuery,
+  refusedDownloadResponse,
   refuseForeignDownload,
   UploadFile,
   UploadList,
@@ -106,7 +107,7 @@ export async function registerSessionFiles(
             description:
               "The code is needed first, or the download was started by another site: back to the session.",
           }),
-          403: { description: "Asked for as an image, style sheet, font, frame or fetch: not a download." },
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or file."),
           410: htmlResponse("Expired, or downloaded as often as allowed."),
         },
@@ -150,7 +151,7 @@ export async function registerSessionFiles(
             description:
               "The code is needed first, or the download was started by another site: back to the session.",
           }),
-          403: { description: "Asked for as an image, style sheet, font, frame or fetch: not a download." },
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or feature."),
           410: htmlResponse("No file is available any more."),
         },
