@@ -15,6 +15,7 @@ import { installAuthGuard } from "../http/auth.js";
 import { registerBodyParsers } from "../http/body-parsers.js";
 import { canonicalUrl } from "../http/canonical-url.js";
 import { installErrorHandling } from "../http/errors.js";
+import { installIntegerRangeGuard } from "../http/integer-range.js";
 import { lazyCompilers } from "../http/lazy-compilers.js";
 import { lazyOpenApi } from "../http/lazy-openapi.js";
 import { installNulGuard } from "../http/nul-bytes.js";
@@ -79,10 +80,12 @@ export async function buildServer(
   app.decorate("compileRouteSchemas", compilers.compileAll);
 
   const routes = new RouteRegistry();
-  app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[]));
+  app.addHook("onRoute", (route) => routes.add(route.url, route.method as string | string[], route.schema));
+  app.decorate("routeTable", routes);
   installErrorHandling(app, routes);
   await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
   installNulGuard(app);
+  installIntegerRangeGuard(app);
 
   // `?lang=xx` on a page: remember the reader's language in a cookie, then show the page (ADR 0033).
   installLanguageSwitch(

@@ -20,6 +20,11 @@ declare module "fastify" {
     scope?: ScopeArea;
     /** true: every valid key may call the route, whatever its scopes (e.g. who am I). */
     anyScope?: boolean;
+    /**
+     * true on a GET route that changes state (an alias of a POST for clients that send GET): keys
+     * need the write scope of its area, as for the POST; `<area>:read` is refused.
+     */
+    writes?: boolean;
   }
 }
 
@@ -84,7 +89,7 @@ export function installAuthGuard(
     const allowed = config.anyScope
       ? true
       : area
-        ? scopeAllows(ctx.scopes, area, request.method)
+        ? scopeAllows(ctx.scopes, area, request.method, config.writes === true)
         : ctx.scopes === "*";
     if (!allowed) {
       throw new AppError(

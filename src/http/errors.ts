@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isNoRowError } from "../db/database.js";
 import { AppError, type ErrorCode, errorStatus, notFound, ValidationError } from "../shared/errors.js";
+import { IdOutOfRangeError, IntegerRangeError } from "./integer-range.js";
 import { NulCharacterError } from "./nul-bytes.js";
 import type { RouteRegistry } from "./route-registry.js";
 
@@ -105,13 +106,20 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
   app.setErrorHandler(
     (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
       if (error instanceof NulCharacterError && isPageRequest(request)) return sendBadInputPage(reply, error);
+      if (error instanceof IntegerRangeError && isPageRequest(request))
+        return sendInvalidAddressPage(reply, error.part === "params");
       if (error instanceof AppError) return sendAppError(reply, error);
       // A row read moments ago vanished before the statement that needed it (a concurrent delete):
       // to the caller it is simply gone.
       if (isTruncatedMultipart(error))
         return sendAppError(reply, new AppError("INVALID_REQUEST", MALFORMED_MULTIPART));
-      if (isNoRowError(error)) return sendAppError(reply, notFound(resourceOf(request)));
+      // An id beyond the integer range names no row either.
+      if (isNoRowError(error) || error instanceof IdOutOfRangeError)
+        return sendAppError(reply, notFound(resourceOf(request)));
       if (error.validation) {
+        // A page's path naming no valid id is a page that does not exist.
+        if (error.validationContext === "params" && isPageRequest(request))
+          return sendInvalidAddressPage(reply, true);
         return sendAppError(
           reply,
           new ValidationError(validationFields(error.validation, error.validationContext)),
@@ -243,6 +251,18 @@ function sendBadInputPage(reply: FastifyReply, err: NulCharacterError): FastifyR
     .send(
       `<!doctype html><title>Bad request</title><p>The field ${escapeHtml(err.field)} contains a null character, which is not allowed. Go back, correct it and try again.</p>`,
     );
+}
+
+/** The pages' plain 404 (a path that names nothing) or 400 page (a query value they cannot take). */
+function sendInvalidAddressPage(reply: FastifyReply, notFoundPage: boolean): FastifyReply {
+  const [status, title, text] = notFoundPage
+    ? [404, "Not found", "There is nothing at this address. Check the link you were sent."]
+    : [400, "Bad request", "The address holds a value this page cannot take. Check the link you were sent."];
+  return reply
+    .code(status)
+    .type("text/html; charset=utf-8")
+    .serializer((p) => p as string)
+    .send(`<!doctype html><html lang="en"><title>${title}</title><p>${text}</p></html>`);
 }
 
 function malformedDetail(error: Error & { code?: string }): string {

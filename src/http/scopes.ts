@@ -1,6 +1,7 @@
 /**
  * API key scopes. A key holds "*" (everything) or a space-separated list of areas; an area grants
- * every method on its routes, `<area>:read` grants only GET and HEAD.
+ * every method on its routes, `<area>:read` grants only GET and HEAD of the routes that read (a
+ * GET that changes state, such as the GET alias of send_notification, needs the area itself).
  */
 export const SCOPE_AREAS = [
   "requests",
@@ -37,10 +38,13 @@ export function normaliseScopes(input: string[] | undefined): string {
   return [...new Set(items)].join(" ");
 }
 
-/** True when `scopes` (stored form) allow `method` on a route of `area`. */
-export function scopeAllows(scopes: string, area: ScopeArea, method: string): boolean {
+/**
+ * True when `scopes` (stored form) allow `method` on a route of `area`; `writes` marks a GET route
+ * that changes state, which a read scope never allows.
+ */
+export function scopeAllows(scopes: string, area: ScopeArea, method: string, writes = false): boolean {
   if (scopes === "*") return true;
   const granted = scopes.split(" ");
   if (granted.includes(area)) return true;
-  return (method === "GET" || method === "HEAD") && granted.includes(`${area}:read`);
+  return !writes && (method === "GET" || method === "HEAD") && granted.includes(`${area}:read`);
 }

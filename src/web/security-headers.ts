@@ -1,11 +1,62 @@
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 
 /**
- * The Content-Security-Policy of recipient pages: no inline script or style, no framing; fonts only
- * from Ferry's origin (the account's uploaded fonts), never `data:` or another host.
+ * The Content-Security-Policy of Ferry's pages that show no account stylesheet (dashboard, home,
+ * API reference, error pages): no inline script or style, no framing.
  */
 const RECIPIENT_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+/**
+ * Where a page that may show an account's stylesheet finds its assets: the hosts a browser may
+ * have asked (a CSP source naming a path needs a host) and, when the page belongs to a link, the
+ * path its `brand.css`, `logo`, `avatar` and `fonts/<name>` sit under (`/r/<identifier>/`,
+ * `/s/<token>/`).
+ */
+export interface PageAssets {
+  hosts: string[];
+  base: string | undefined;
+}
+
+/** A host as a CSP host source may name it (name or IPv4 address, optional port), lower case. */
+const CSP_HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?$/;
+/** A base path a CSP source may carry as is (percent-encoded identifiers and tokens). */
+const CSP_PATH = /^\/(?:[A-Za-z0-9._~%-]+\/)+$/;
+
+/**
+ * The assets of a page under `base` (when the page belongs to a link), on the host the request
+ * names and on PUBLIC_BASE_URL's host (a proxy may pass another Host on); a host or path a CSP
+ * cannot name is left out.
+ */
+export function pageAssets(
+  request: FastifyRequest,
+  base: string | undefined,
+  publicBaseUrl: string,
+): PageAssets {
+  const hosts = [request.host.toLowerCase(), new URL(publicBaseUrl).host.toLowerCase()].filter(
+    (host, i, all) => CSP_HOST.test(host) && all.indexOf(host) === i,
+  );
+  return { hosts, base: base !== undefined && CSP_PATH.test(base) ? base : undefined };
+}
+
+/**
+ * The style, image and font sources of a page that may show an account's stylesheet: Ferry's
+ * static files and the account's own assets, nothing else of the origin. An account's CSS then
+ * cannot make the reader's browser fetch any other URL of Ferry's origin (a dashboard download, an
+ * API call, another link's page) as an image, a font or an imported style sheet (ADR 0055).
+ */
+export function assetSources(assets: PageAssets): string {
+  const { hosts, base } = assets;
+  const list = (paths: string[]) => hosts.flatMap((host) => paths.map((path) => `${host}${path}`)).join(" ");
+  if (base === undefined)
+    return `style-src ${list(["/static/"])}; img-src ${list(["/static/"])} data:; font-src 'none'`;
+  return `style-src ${list(["/static/", `${base}brand.css`])}; img-src ${list(["/static/", `${base}logo`, `${base}avatar`])} data:; font-src ${list([`${base}fonts/`])}`;
+}
+
+/** The CSP of a recipient or session page showing the assets of the account at `assets`. */
+function brandedPageCsp(assets: PageAssets): string {
+  return `default-src 'none'; script-src 'self'; connect-src 'self'; ${assetSources(assets)}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
+}
 
 /** Cache-Control of an account's font files, kept by applyRecipientHeaders (see longCache). */
 const LONG_CACHE = "private, max-age=31536000, immutable";
@@ -29,6 +80,16 @@ export function applyRecipientHeaders(reply: FastifyReply, https: boolean): void
   reply.headers(RECIPIENT_HEADERS);
   if (keep) reply.header("cache-control", LONG_CACHE);
   if (https) reply.header("strict-transport-security", "max-age=31536000");
+}
+
+/**
+ * The recipient security headers of a page that may show an account's stylesheet (`/r/`, `/s/`),
+ * with a CSP that allows that account's assets at `assets` (see `pageAssets`) and Ferry's static
+ * files only.
+ */
+export function applyBrandedPageHeaders(reply: FastifyReply, https: boolean, assets: PageAssets): void {
+  applyRecipientHeaders(reply, https);
+  reply.header("content-security-policy", brandedPageCsp(assets));
 }
 
 /**

@@ -176,14 +176,16 @@ describe("refused fonts", () => {
 });
 
 describe("serving fonts", () => {
-  it("serves the font under the recipient page with its type, a long private cache and font-src 'self'", async () => {
+  it("serves the font under the recipient page with its type, a long private cache and font-src of the link's fonts", async () => {
     await putFont("brand.woff2", WOFF2);
     const identifier = await requestOf();
     const res = await t.app.inject({ method: "GET", url: `/r/${identifier}/fonts/brand.woff2` });
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toBe("font/woff2");
     expect(res.headers["cache-control"]).toBe("private, max-age=31536000, immutable");
-    expect(res.headers["content-security-policy"]).toContain("font-src 'self';");
+    expect(res.headers["content-security-policy"]).toContain(
+      `font-src localhost:80/r/${identifier}/fonts/ ferry.test/r/${identifier}/fonts/;`,
+    );
     expect(res.rawPayload.equals(WOFF2)).toBe(true);
   });
 

@@ -293,7 +293,6 @@ export function containerFeatureRoutes(deps: {
         url,
         {
           config,
-          exposeHeadRoute: false,
           schema: {
             operationId,
             hide: operationId !== "downloadFeatureMedia",

@@ -120,16 +120,26 @@ describe("container rules", () => {
   });
 
   describe("download limits", () => {
-    it("lets a push file be downloaded max_file_downloads times, then answers 410", async () => {
+    it("lets recipients download a push file max_file_downloads times, then answers 410", async () => {
       const { c } = await sentContainer();
       const push = await ok("POST", "/v1/module_container_push/push/", {
         container: c.id,
         max_file_downloads: 2,
       });
       const file = (await pushFile(push.id, "twice")).body!;
+      const items = (await ok(
+        "POST",
+        `/v1/module_container/container/${c.id}/send_notification/`,
+      )) as unknown as Json[];
+      const [a, b] = items.map(
+        (item) => `${new URL(item.link).pathname}features/${push.id}/files/${file.id}/download`,
+      );
+      expect((await call("GET", a!)).text).toBe("twice");
+      expect((await call("GET", b!)).text).toBe("twice");
+      expect((await call("GET", a!)).status).toBe(410);
+      // The limit is the recipients': the owner's own downloads neither use it nor are refused by it.
       expect((await call("GET", `/v1/media/${file.id}/download`)).text).toBe("twice");
       expect((await call("GET", `/v1/module_container_pushpull/${file.id}/download/`)).text).toBe("twice");
-      expect((await call("GET", `/v1/media/${file.id}/download`)).status).toBe(410);
     });
 
     it("lets a pushed file be downloaded six times when the feature names no limit", async () => {

@@ -259,7 +259,7 @@ export function containerRoutes(deps: ContainerRouteDeps): RouteModule {
       summary:
         method === "POST"
           ? "Notify every item of every active recipient; answers one element per item with its session link"
-          : "Alias of POST send_notification for clients that use GET",
+          : "Alias of POST send_notification for clients that use GET (it sends: keys need the `containers` scope, not `containers:read`)",
       description:
         "Email items get the container's email text plus the session link, SMS items the link; link items are only answered. The first call moves the container from draft to sent (a `container` callback). 422 when the container is complete or expired, or has no items.",
       security,
@@ -271,9 +271,10 @@ export function containerRoutes(deps: ContainerRouteDeps): RouteModule {
       { config, validatorCompiler: checkedByService, schema: sendSchema("POST") },
       async (request) => notifier.send(requireAuth(request), request.params.id),
     );
+    // It sends: the write scope, and no HEAD (which would run it too).
     app.get(
       `${base}/container/:id/send_notification/`,
-      { config, schema: sendSchema("GET") },
+      { config: { ...config, writes: true }, exposeHeadRoute: false, schema: sendSchema("GET") },
       async (request) => notifier.send(requireAuth(request), request.params.id),
     );
 

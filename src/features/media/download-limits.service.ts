@@ -104,6 +104,26 @@ export class DownloadLimitService {
   }
 
   /**
+   * What `begin` would answer, without claiming, leasing or recording anything (a HEAD request): the
+   * range a resume would send (undefined: the whole file). Throws the 409 or 410 a GET would get.
+   */
+  async preview(
+    media: MediaRow,
+    downloader: Downloader,
+    requestedRange: () => ByteRange | undefined,
+  ): Promise<ByteRange | undefined> {
+    const now = toTimestamp(this.deps.clock.now());
+    const open = await findOpenDownload(this.deps.database.db, media.id, downloaderKey(downloader), now);
+    const range = open ? requestedRange() : undefined;
+    if (open && (range || !open.complete)) return range;
+    const max = media.max_allowed_times_downloaded;
+    if (max !== null && media.times_downloaded >= max)
+      throw goneError(media, open?.complete && !range ? open.grace_until : undefined);
+    if (media.download_claimed_until !== null && media.download_claimed_until >= now) throw claimedError();
+    return undefined;
+  }
+
+  /**
    * The grace period of a file at its download limit ended (the `media.download_grace_end` job):
    * destroys the file — blobs queued for deletion, data key gone, state `removed`, ABA-0020 — unless
    * a download of it may still be resumed or is being resumed, in which case it runs again then.
@@ -171,10 +191,7 @@ export class DownloadLimitService {
       ) {
         throw goneError(fresh, resumableUntil);
       }
-      throw new AppError(
-        "CONFLICT",
-        "This file can be downloaded once and another download of it is in progress. Try again if that download fails.",
-      );
+      throw claimedError();
     }
     const stop = this.#heartbeat(media.id, (until) => extendClaim(db, media.id, token, until));
     return { token, stop };
@@ -324,6 +341,14 @@ function downloaderKey(downloader: Downloader): string {
   return downloader.kind === "owner"
     ? `application:${downloader.applicationId}`
     : `recipient:${downloader.requestId}`;
+}
+
+/** 409 while another new download of a limited file holds its claim. */
+function claimedError(): AppError {
+  return new AppError(
+    "CONFLICT",
+    "This file can be downloaded once and another download of it is in progress. Try again if that download fails.",
+  );
 }
 
 /**

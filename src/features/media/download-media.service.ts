@@ -3,7 +3,7 @@
  * decrypting stream to the client, whole or a byte range. Files with a download limit (pull files:
  * once) follow download-limits.service.ts (ADR 0021).
  */
-import { type Readable, Transform } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { IntegrityError } from "../../crypto/integrity-error.js";
 import { AppError, notFound } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
@@ -53,7 +53,8 @@ export class MediaDownloadService {
    * Opens a download. Throws 404 (absent, another account's), 409 (still uploading, or a concurrent
    * new download holds the claim), 410 (removed, or downloaded as often as allowed and not this
    * downloader's to resume), 416 (range outside the file), 500 (the stored data failed its
-   * integrity check before any byte was sent).
+   * integrity check before any byte was sent). A HEAD call (`meta.method`) gets the same status
+   * and headers with an empty body, and nothing is claimed, counted or recorded.
    */
   async open(
     downloader: Downloader,
@@ -71,7 +72,20 @@ export class MediaDownloadService {
     }
     const size = Number(media.bytes);
     const etag = `"${media.sha256}"`;
-    const transfer = await this.#begin(media, downloader, meta, () => parseRange(options, etag, size));
+    const requestedRange = () => parseRange(options, etag, size);
+    if (meta.method === "HEAD") {
+      // The answer a GET would get, with nothing claimed, counted or recorded.
+      const range = countsAgainstLimit(media, downloader)
+        ? await this.limits.preview(media, downloader, requestedRange)
+        : requestedRange();
+      return {
+        status: range ? 206 : 200,
+        headers: downloadHeaders(media, range),
+        body: Readable.from([]),
+        settle: async () => {},
+      };
+    }
+    const transfer = await this.#begin(media, downloader, meta, requestedRange);
     const { range } = transfer;
     let body: Readable;
     try {
@@ -95,16 +109,7 @@ export class MediaDownloadService {
         "media download aborted: stored data failed to read or verify",
       );
     });
-    const headers: Record<string, string> = {
-      "content-type": safeContentType(media.content_type),
-      "content-disposition": contentDisposition(media.name),
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, no-store",
-      etag,
-      "accept-ranges": "bytes",
-      "content-length": String(range ? range.end - range.start + 1 : size),
-    };
-    if (range) headers["content-range"] = `bytes ${range.start}-${range.end}/${size}`;
+    const headers = downloadHeaders(media, range);
     let recorded: Promise<void> | undefined;
     const record = (complete: boolean) => {
       recorded ??= transfer.record(complete);
@@ -159,8 +164,9 @@ export class MediaDownloadService {
   }
 
   /**
-   * Decides how this response goes: a file without a limit is sent as asked; a limited one as its
-   * download limits allow (`DownloadLimitService.begin`).
+   * Decides how this response goes: a file without a limit (or the owner's own file, whose limit is
+   * the recipients') is sent as asked; a limited one as its download limits allow
+   * (`DownloadLimitService.begin`).
    */
   async #begin(
     media: MediaRow,
@@ -168,7 +174,7 @@ export class MediaDownloadService {
     meta: CallMeta,
     requestedRange: () => ByteRange | undefined,
   ): Promise<Transfer> {
-    if (media.max_allowed_times_downloaded !== null)
+    if (countsAgainstLimit(media, downloader))
       return this.limits.begin(media, downloader, meta, requestedRange);
     const range = requestedRange();
     return {
@@ -179,7 +185,11 @@ export class MediaDownloadService {
     };
   }
 
-  /** The end of a download of a file without a limit: a complete whole transfer counts. */
+  /**
+   * The end of a download outside any limit: a complete whole transfer counts, unless it is the
+   * owner's download of their own file (recorded in ABB-0010 only: `times_downloaded` is the
+   * recipients' count, which their limit and the completion of a push feature read).
+   */
   async #recordUnlimited(
     media: MediaRow,
     downloader: Downloader,
@@ -191,7 +201,8 @@ export class MediaDownloadService {
     await database.db.transaction().execute(async (trx) => {
       let value = complete ? "complete" : "incomplete: the transfer was interrupted";
       if (range) value = `${complete ? "complete" : "incomplete"} range bytes=${range.start}-${range.end}`;
-      else if (complete) await countDownload(trx, media.id, toTimestamp(clock.now()));
+      if (isOwnFile(media, downloader)) value += "; the owner's own file, not counted";
+      else if (complete && !range) await countDownload(trx, media.id, toTimestamp(clock.now()));
       await writeDownloadAudit(this.deps.audit, trx, media, downloader, meta, value);
     });
   }
@@ -221,6 +232,36 @@ function commitBeforeLastChunk(source: Readable, commit: () => Promise<void>): R
   // paused, its stored file open, until garbage collection.
   out.once("close", () => source.destroy());
   return source.pipe(out);
+}
+
+/** True for the owner's download of a file the owner uploaded (a push file): the recipients' limit does not apply. */
+function isOwnFile(media: MediaRow, downloader: Downloader): boolean {
+  return downloader.kind === "owner" && media.uploaded_by === "owner";
+}
+
+/**
+ * True when a download of `media` by `downloader` is claimed and counted against the file's limit:
+ * a limited file, downloaded by the party the limit is for (the owner for the files recipients
+ * upload, recipients for the owner's files).
+ */
+function countsAgainstLimit(media: MediaRow, downloader: Downloader): boolean {
+  return media.max_allowed_times_downloaded !== null && !isOwnFile(media, downloader);
+}
+
+/** The headers of a download of `media`, whole or of `range`. */
+function downloadHeaders(media: MediaRow, range: ByteRange | undefined): Record<string, string> {
+  const size = Number(media.bytes);
+  const headers: Record<string, string> = {
+    "content-type": safeContentType(media.content_type),
+    "content-disposition": contentDisposition(media.name),
+    "x-content-type-options": "nosniff",
+    "cache-control": "private, no-store",
+    etag: `"${media.sha256}"`,
+    "accept-ranges": "bytes",
+    "content-length": String(range ? range.end - range.start + 1 : size),
+  };
+  if (range) headers["content-range"] = `bytes ${range.start}-${range.end}/${size}`;
+  return headers;
 }
 
 /** The stored media type when well-formed, else application/octet-stream. */

@@ -9,6 +9,7 @@ import { request as httpRequest } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectJson, type Json } from "../../../test/helpers/api.js";
 import { listenOnLoopback, renewToken, runJobHandler, type TestAccount } from "../../../test/helpers/app.js";
+import { addRecipient, sendContainer, sessionOf } from "../../../test/helpers/containers.js";
 import { useHarness } from "../../../test/helpers/harness.js";
 import { bytesOf, createRequest, multipart, partsOf, sha256 } from "../../../test/helpers/media.js";
 import { eventually } from "../../../test/helpers/process.js";
@@ -412,16 +413,19 @@ describe("a transfer interrupted mid-stream", () => {
   });
 });
 
-describe("a push file that may be downloaded twice", () => {
+describe("a push file its recipient may download twice", () => {
   const data = Buffer.from("the signed contract, version 2\n");
   let mediaId: number;
   let keys: string[];
+  /** The file's download on the recipient's session page (the limit is the recipient's). */
+  let path: string;
 
   beforeAll(async () => {
     const container = expectJson(
       await h.call("POST", "/v1/module_container/container/", { page_type: "p2" }),
       201,
     );
+    const recipient = await addRecipient(h.call, container.id, { first_name: "Ana" });
     const push = expectJson(
       await h.call("POST", "/v1/module_container_push/push/", {
         container: container.id,
@@ -441,20 +445,21 @@ describe("a push file that may be downloaded twice", () => {
     );
     mediaId = file.id;
     keys = await blobKeys(mediaId);
+    const session = sessionOf(await sendContainer(h.call, container.id), recipient);
+    path = `${session.base}features/${push.id}/files/${mediaId}/download`;
   });
 
   it("does not count a resumed range of a download again; a new whole download counts", async () => {
-    const path = `/v1/media/${mediaId}/download`;
-    expect((await get(path, h.owner.headers)).body.equals(data)).toBe(true);
-    const range = await get(path, { ...h.owner.headers, range: "bytes=4-9" });
+    expect((await get(path, {})).body.equals(data)).toBe(true);
+    const range = await get(path, { range: "bytes=4-9" });
     expect(range.status).toBe(206);
     expect(range.body.toString()).toBe("signed");
     expect(await mediaRow(mediaId)).toMatchObject({ times_downloaded: 1, state: "available" });
-    const second = await get(path, h.owner.headers);
+    const second = await get(path, {});
     expect(second.status).toBe(200);
     expect(second.body.equals(data)).toBe(true);
     expect(await mediaRow(mediaId)).toMatchObject({ times_downloaded: 2, state: "available" });
-    expect((await get(path, h.owner.headers)).status).toBe(410);
+    expect((await get(path, {})).status).toBe(410);
   });
 
   it("keeps the file until the last download's grace period ends, then destroys it", async () => {

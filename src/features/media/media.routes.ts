@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "../../config/config.js";
@@ -59,6 +60,7 @@ export function callMeta(request: FastifyRequest): CallMeta {
  * Content-Length, the body's bytes were all written before the connection closed. A client that
  * has its Content-Length may close before the body stream's own end. Shared with the recipient pages.
  * Buffers of `body` marked owned are freed once written: `body` must not keep them (ADR 0047).
+ * A HEAD request gets the status and headers only, and never settles: it is not a download.
  */
 export function sendDownload(
   reply: FastifyReply,
@@ -69,6 +71,11 @@ export function sendDownload(
     settle(complete: boolean): Promise<void>;
   },
 ): FastifyReply {
+  if (reply.request.method === "HEAD") {
+    // An empty stream keeps the Content-Length set here (Fastify's HEAD answer drains it).
+    if (download.body instanceof Readable && !download.body.readableEnded) download.body.destroy();
+    return reply.code(download.status).headers(download.headers).send(Readable.from([]));
+  }
   const response = reply.raw;
   const length = download.headers["content-length"];
   const expected = length === undefined ? undefined : Number(length);
@@ -286,13 +293,12 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
       "/v1/media/:id/download",
       {
         ...common,
-        exposeHeadRoute: false,
         schema: {
           operationId: "downloadMedia",
           tags,
           summary: "Download the file's content (bytes whatever the Accept header says)",
           description:
-            "Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes.",
+            "Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes. HEAD answers the same status and headers (Content-Length, ETag, Content-Range) without a body, and is never a download: nothing is claimed or counted.",
           security: jwtSecurity,
           params: MediaIdParams,
           response: {

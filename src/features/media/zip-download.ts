@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { PassThrough, type Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { AppError } from "../../shared/errors.js";
 import type { MediaRow } from "./media.repository.js";
@@ -29,7 +29,7 @@ function uniqueName(name: string, taken: Set<string>): string {
  * fly, nothing written to disk. Content-Length is known before the first byte. Each file counts as
  * a download of its own (ABB-0010, download limits); they settle as complete only when the whole
  * zip reached the connection, and `done` runs then. A file that can no longer be downloaded cuts
- * the response short (the browser reports a failed download).
+ * the response short (the browser reports a failed download). HEAD answers the headers only.
  */
 export async function streamZip(
   reply: FastifyReply,
@@ -51,6 +51,9 @@ export async function streamZip(
   // Loaded with the first zip download.
   const { ZipFile } = createRequire(import.meta.url)("yazl") as typeof import("yazl");
   const zip = new ZipFile();
+  // HEAD: the zip's size and headers only. No file is opened, so nothing is claimed or counted
+  // (the entries' sizes are known, so yazl computes the total without reading any).
+  const headOnly = reply.request.method === "HEAD";
   const opened: OpenedDownload[] = [];
   const taken = new Set<string>();
   for (const file of files) {
@@ -58,6 +61,7 @@ export async function streamZip(
       uniqueName(file.name, taken),
       { compress: false, size: Number(file.bytes), mtime: new Date(file.created) },
       (cb) => {
+        if (headOnly) return;
         opts.open(file.id).then(
           (download) => {
             opened.push(download);
@@ -71,12 +75,6 @@ export async function streamZip(
   // yazl passes the total size to this callback (its type declarations omit the argument).
   const end = zip.end.bind(zip) as unknown as (options: undefined, sized: (size: number) => void) => void;
   const size = await new Promise<number>((resolve) => end(undefined, resolve));
-  const body = new PassThrough();
-  zip.outputStream.pipe(body);
-  zip.on("error", (err: unknown) => {
-    opts.logger.warn({ err }, "zip of files cut short");
-    body.destroy(err instanceof Error ? err : new Error(String(err)));
-  });
   const title = opts.name.trim() || "files";
   const zipName = `${title.replace(/[^\p{L}\p{N} ._-]/gu, "_").slice(0, 100)}.zip`;
   const headers: Record<string, string> = {
@@ -85,6 +83,14 @@ export async function streamZip(
     "cache-control": "private, no-store",
   };
   if (size >= 0) headers["content-length"] = String(size);
+  if (headOnly)
+    return sendDownload(reply, { status: 200, headers, body: Readable.from([]), settle: async () => {} });
+  const body = new PassThrough();
+  zip.outputStream.pipe(body);
+  zip.on("error", (err: unknown) => {
+    opts.logger.warn({ err }, "zip of files cut short");
+    body.destroy(err instanceof Error ? err : new Error(String(err)));
+  });
   return sendDownload(reply, {
     status: 200,
     headers,

@@ -113,7 +113,7 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       summary:
         method === "POST"
           ? "Notify every contact method of a sent request (again: a reminder)"
-          : "Alias of POST send_notification for clients that use GET (it sends)",
+          : "Alias of POST send_notification for clients that use GET (it sends: keys need the `notifications` scope, not `notifications:read`)",
       description:
         "Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.",
       security: jwtSecurity,
@@ -125,9 +125,14 @@ export function notificationsRoutes(deps: NotificationRouteDeps): RouteModule {
       { config: { scope: "notifications" }, validatorCompiler: checkedByService, schema: sendSchema("POST") },
       sendNotification,
     );
+    // It sends: the write scope, and no HEAD (which would run it too).
     app.get(
       "/v1/request/:id/send_notification/",
-      { config: { scope: "notifications" }, schema: sendSchema("GET") },
+      {
+        config: { scope: "notifications", writes: true },
+        exposeHeadRoute: false,
+        schema: sendSchema("GET"),
+      },
       sendNotification,
     );
 

@@ -92,7 +92,15 @@ export {
   type RequesterCardView,
 } from "./recipient.presenter.js";
 export type { PageCaller } from "./recipient.service.js";
-export { htmlResponse, isHttps, readCookies, sendPage, setCookie } from "./recipient-http.js";
+export {
+  htmlResponse,
+  isHttps,
+  readCookies,
+  refusedDownloadResponse,
+  refuseForeignDownload,
+  sendPage,
+  setCookie,
+} from "./recipient-http.js";
 export { pageCaller } from "./recipient-session.js";
 export { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
 export { tfaNoticeOf } from "./request.pages.js";

@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import { errorResponses } from "../../http/openapi.js";
 import type { Router } from "../../shared/feature.js";
 import { sendDownload, streamZip } from "../media/index.js";
-import { htmlResponse, pagePath } from "./recipient-http.js";
+import { htmlResponse, pagePath, refusedDownloadResponse, refuseForeignDownload } from "./recipient-http.js";
 import { pageCaller } from "./recipient-session.js";
 import type { PageDeps } from "./request.pages.js";
 
@@ -31,12 +31,17 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
         response: {
           200: fileBytes("The file's bytes."),
           206: fileBytes("A byte range of the file."),
-          303: Type.Null({ description: "Two-factor needed first: back to the page." }),
+          303: Type.Null({
+            description:
+              "Two-factor needed first, or the download was started by another site: back to the page.",
+          }),
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or file."),
         },
       },
     },
     async (request, reply) => {
+      if (refuseForeignDownload(request, reply, pagePath(request.params.identifier))) return reply;
       const ctx = await session.load(request, reply);
       if (!ctx) return reply;
       const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));
@@ -67,13 +72,18 @@ export async function registerPushDownloads(app: Router, deps: PageDeps): Promis
             description: "The zip, with Content-Length.",
             content: { "application/zip": { schema: Type.String({ format: "binary" }) } },
           },
-          303: Type.Null({ description: "Two-factor needed first: back to the page." }),
+          303: Type.Null({
+            description:
+              "Two-factor needed first, or the download was started by another site: back to the page.",
+          }),
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link."),
           410: errorResponses(410)[410]!,
         },
       },
     },
     async (request, reply) => {
+      if (refuseForeignDownload(request, reply, pagePath(request.params.identifier))) return reply;
       const ctx = await session.load(request, reply);
       if (!ctx) return reply;
       const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
 import { Type } from "typebox";
+import { requestContext } from "../../http/fetch-metadata.js";
 import { renderDocument } from "../../web/layout.js";
 import type { RecipientContext } from "./recipient.service.js";
 
@@ -17,6 +18,12 @@ declare module "fastify" {
 export const IdentifierParams = Type.Object({
   identifier: Type.String({ description: "The request's public identifier from the recipient link." }),
 });
+
+/** The 403 of a download asked for as an image, style sheet, font, frame or fetch (refuseForeignDownload). */
+export const refusedDownloadResponse = {
+  description: "Asked for as an image, style sheet, font, frame or fetch: not a download.",
+  content: { "text/plain": { schema: Type.String() } },
+};
 
 /** An HTML response in a route's OpenAPI schema. */
 export function htmlResponse(description: string) {
@@ -63,6 +70,31 @@ export function setCookie(
   const existing = reply.getHeader("set-cookie");
   const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
   reply.header("set-cookie", [...list, parts.join("; ")]);
+}
+
+/**
+ * Answers a GET of a download (a file or a zip, counted) that the request's context may not start
+ * (ADR 0055): an embedded request (an image, style sheet, font, frame, fetch) gets 403; a
+ * navigation another site started goes to `pageUrl` (303), where the recipient downloads from.
+ * Returns true when it answered. A same-origin navigation, one the user started, and a client that
+ * sends no Fetch Metadata (holding the link is its authority) pass; HEAD counts nothing and passes.
+ */
+export function refuseForeignDownload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pageUrl: string,
+): boolean {
+  if (request.method !== "GET") return false;
+  const context = requestContext(request);
+  if (context === "embedded") {
+    reply.code(403).type("text/plain; charset=utf-8").send("Files are downloaded from their page.");
+    return true;
+  }
+  if (context === "foreign") {
+    reply.redirect(pageUrl, 303);
+    return true;
+  }
+  return false;
 }
 
 /** Sends a rendered page with a status. */

@@ -4,13 +4,13 @@ import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { pageLocale } from "../../web/i18n.js";
-import { applyRecipientHeaders } from "../../web/security-headers.js";
+import { applyBrandedPageHeaders, applyRecipientHeaders, pageAssets } from "../../web/security-headers.js";
 import { tooManyRequestsPage } from "../../web/too-many-requests.js";
 import { registerPullSubmit, registerPullUploads } from "./pull.pages.js";
 import { registerPushDownloads } from "./push.pages.js";
 import type { RecipientService } from "./recipient.service.js";
 import { registerRecipientAssets } from "./recipient-assets.pages.js";
-import { isHttps } from "./recipient-http.js";
+import { isHttps, pagePath } from "./recipient-http.js";
 import { pageCaller, RecipientSession } from "./recipient-session.js";
 import type { RecipientTokens } from "./recipient-tokens.js";
 import { registerRequestPage } from "./request.pages.js";
@@ -57,7 +57,10 @@ export function recipientRoutes(deps: {
     });
 
     app.addHook("onSend", async (request, reply, payload) => {
-      applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
+      const { identifier } = request.params as { identifier?: string };
+      const base = identifier === undefined ? undefined : pagePath(identifier);
+      const assets = pageAssets(request, base, config.publicBaseUrl);
+      applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       const ctx = request.recipientCtx;
       if (ctx) {
         try {

@@ -252,9 +252,16 @@ describe("links that resolve to nothing", () => {
   });
 
   it("sends the 404 page with the strict security headers", async () => {
-    for (const res of await visitAll()) {
+    const answers = await visitAll();
+    for (const [i, [id, host]] of [...hosts].entries()) {
+      const res = answers[i]!;
+      // Styles, images and fonts only from Ferry's static files and this link's own assets, on the
+      // host asked and on PUBLIC_BASE_URL's host.
+      const on = (...paths: string[]) =>
+        [...new Set([host, "ferry.test"])].flatMap((h) => paths.map((p) => `${h}${p}`)).join(" ");
+      const own = `/r/${id}/`;
       expect(res.headers["content-security-policy"]).toBe(
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        `default-src 'none'; script-src 'self'; connect-src 'self'; style-src ${on("/static/", `${own}brand.css`)}; img-src ${on("/static/", `${own}logo`, `${own}avatar`)} data:; font-src ${on(`${own}fonts/`)}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`,
       );
       expect(res.headers["cache-control"]).toBe("no-store");
       expect(res.headers["referrer-policy"]).toBe("no-referrer");

@@ -14,11 +14,13 @@ import {
   pageCaller,
   presentUpload,
   RawChunkQuery,
+  refusedDownloadResponse,
+  refuseForeignDownload,
   UploadFile,
   UploadList,
   uploadPieces,
 } from "../recipient/index.js";
-import { actionSource, type SessionPage, type SessionPages } from "./session.context.js";
+import { actionSource, type SessionPage, type SessionPages, sessionBase } from "./session.context.js";
 import { uploadRulesOf } from "./session.render.js";
 import { streamFeatureZip } from "./session-zip.js";
 
@@ -73,6 +75,7 @@ export async function registerSessionFiles(
     token: string,
     featureId: number,
   ): Promise<{ page: SessionPage; feature: SessionFeatureView } | undefined> => {
+    if (refuseForeignDownload(request, reply, sessionBase(token))) return undefined;
     const page = await kit.load(request, reply, token);
     if (!page) return undefined;
     if (!kit.unlocked(request, page)) {
@@ -100,7 +103,11 @@ export async function registerSessionFiles(
         response: {
           200: fileBytes("The file's bytes."),
           206: fileBytes("A byte range of the file."),
-          303: Type.Null({ description: "The code is needed first: back to the session." }),
+          303: Type.Null({
+            description:
+              "The code is needed first, or the download was started by another site: back to the session.",
+          }),
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or file."),
           410: htmlResponse("Expired, or downloaded as often as allowed."),
         },
@@ -140,7 +147,11 @@ export async function registerSessionFiles(
         params: FeatureParams,
         response: {
           200: fileBytes("The zip (files stored, not recompressed).", "application/zip"),
-          303: Type.Null({ description: "The code is needed first: back to the session." }),
+          303: Type.Null({
+            description:
+              "The code is needed first, or the download was started by another site: back to the session.",
+          }),
+          403: refusedDownloadResponse,
           404: htmlResponse("Unknown link or feature."),
           410: htmlResponse("No file is available any more."),
         },

@@ -4,11 +4,11 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule, Router } from "../../shared/feature.js";
 import { pageLocale } from "../../web/i18n.js";
-import { applyRecipientHeaders } from "../../web/security-headers.js";
+import { applyBrandedPageHeaders, applyRecipientHeaders, pageAssets } from "../../web/security-headers.js";
 import { tooManyRequestsPage } from "../../web/too-many-requests.js";
 import type { MediaService } from "../media/index.js";
 import { htmlResponse, isHttps, pageCaller, type TwoFactorService, tfaNoticeOf } from "../recipient/index.js";
-import { actionSource, type SessionPage, type SessionPages } from "./session.context.js";
+import { actionSource, type SessionPage, type SessionPages, sessionBase } from "./session.context.js";
 import {
   chatEntryView,
   NOTICES,
@@ -95,7 +95,10 @@ export function sessionRoutes(deps: {
     });
 
     app.addHook("onSend", async (request, reply, payload) => {
-      applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
+      const { token } = request.params as { token?: string };
+      const base = token === undefined ? undefined : sessionBase(token);
+      const assets = pageAssets(request, base, config.publicBaseUrl);
+      applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       const page = request.sessionPage;
       if (page) {
         try {

@@ -314,7 +314,7 @@ export class FerryApi extends FerryCore {
     return this.call("sendRequestNotification", args ?? {}, options) as Promise<Success<operations["sendRequestNotification"]>>;
   }
 
-  /** Alias of POST send_notification for clients that use GET (it sends) (`GET /v1/request/{id}/send_notification/`). */
+  /** Alias of POST send_notification for clients that use GET (it sends: keys need the `notifications` scope, not `notifications:read`) (`GET /v1/request/{id}/send_notification/`). */
   sendRequestNotificationAlias(args: operations["sendRequestNotificationAlias"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sendRequestNotificationAlias"]>> {
     return this.call("sendRequestNotificationAlias", args ?? {}, options) as Promise<Success<operations["sendRequestNotificationAlias"]>>;
   }
@@ -494,7 +494,7 @@ export class FerryApi extends FerryCore {
     return this.call("sendContainerNotification", args ?? {}, options) as Promise<Success<operations["sendContainerNotification"]>>;
   }
 
-  /** Alias of POST send_notification for clients that use GET (`GET /v1/module_container/container/{id}/send_notification/`). */
+  /** Alias of POST send_notification for clients that use GET (it sends: keys need the `containers` scope, not `containers:read`) (`GET /v1/module_container/container/{id}/send_notification/`). */
   sendContainerNotificationAlias(args: operations["sendContainerNotificationAlias"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sendContainerNotificationAlias"]>> {
     return this.call("sendContainerNotificationAlias", args ?? {}, options) as Promise<Success<operations["sendContainerNotificationAlias"]>>;
   }

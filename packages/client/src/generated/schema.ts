@@ -140,7 +140,7 @@ export interface paths {
   };
   "/v1/request/{id}/send_notification/": {
     /**
-     * Alias of POST send_notification for clients that use GET (it sends)
+     * Alias of POST send_notification for clients that use GET (it sends: keys need the `notifications` scope, not `notifications:read`)
      * @description Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.
      */
     get: operations["sendRequestNotificationAlias"];
@@ -275,7 +275,7 @@ export interface paths {
   "/v1/media/{id}/download": {
     /**
      * Download the file's content (bytes whatever the Accept header says)
-     * @description Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes.
+     * @description Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes. HEAD answers the same status and headers (Content-Length, ETag, Content-Range) without a body, and is never a download: nothing is claimed or counted.
      */
     get: operations["downloadMedia"];
   };
@@ -311,7 +311,7 @@ export interface paths {
   };
   "/v1/module_container/container/{id}/send_notification/": {
     /**
-     * Alias of POST send_notification for clients that use GET
+     * Alias of POST send_notification for clients that use GET (it sends: keys need the `containers` scope, not `containers:read`)
      * @description Email items get the container's email text plus the session link, SMS items the link; link items are only answered. The first call moves the container from draft to sent (a `container` callback). 422 when the container is complete or expired, or has no items.
      */
     get: operations["sendContainerNotificationAlias"];
@@ -4088,7 +4088,7 @@ export interface operations {
     };
   };
   /**
-   * Alias of POST send_notification for clients that use GET (it sends)
+   * Alias of POST send_notification for clients that use GET (it sends: keys need the `notifications` scope, not `notifications:read`)
    * @description Validates each contact method, records a notification per method and queues its delivery. The request must be sent (not a draft), not complete and not expired (422). Each delivery outcome becomes a `contact_notification_send` callback.
    */
   sendRequestNotificationAlias: {
@@ -5223,9 +5223,15 @@ export interface operations {
           "application/octet-stream": string;
         };
       };
-      /** @description Two-factor needed first: back to the page. */
+      /** @description Two-factor needed first, or the download was started by another site: back to the page. */
       303: {
         content: never;
+      };
+      /** @description Asked for as an image, style sheet, font, frame or fetch: not a download. */
+      403: {
+        content: {
+          "text/plain": string;
+        };
       };
       /** @description Unknown link or file. */
       404: {
@@ -5249,9 +5255,15 @@ export interface operations {
           "application/zip": string;
         };
       };
-      /** @description Two-factor needed first: back to the page. */
+      /** @description Two-factor needed first, or the download was started by another site: back to the page. */
       303: {
         content: never;
+      };
+      /** @description Asked for as an image, style sheet, font, frame or fetch: not a download. */
+      403: {
+        content: {
+          "text/plain": string;
+        };
       };
       /** @description Unknown link. */
       404: {
@@ -6039,7 +6051,7 @@ export interface operations {
   };
   /**
    * Download the file's content (bytes whatever the Accept header says)
-   * @description Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes.
+   * @description Streams the decrypted content with Content-Length, Content-Type, Content-Disposition (attachment, original name), and ETag (the SHA-256). Single byte ranges (`Range: bytes=a-b`, with If-Range) answer 206. Files of pull requests can be downloaded once: a new download is sent whole and counted when its transfer ends, complete or cut; for DOWNLOAD_GRACE_SECONDS after that the same API key may resume it with Range (or, if the transfer was cut, fetch it whole again) without counting again, then the file is destroyed. A concurrent new download gets 409; later ones, and other API keys, 410. If stored data fails its integrity check the response is aborted (before the first byte: a 500 JSON error), never completed with wrong bytes. HEAD answers the same status and headers (Content-Length, ETag, Content-Range) without a body, and is never a download: nothing is claimed or counted.
    */
   downloadMedia: {
     parameters: {
@@ -6709,7 +6721,7 @@ export interface operations {
     };
   };
   /**
-   * Alias of POST send_notification for clients that use GET
+   * Alias of POST send_notification for clients that use GET (it sends: keys need the `containers` scope, not `containers:read`)
    * @description Email items get the container's email text plus the session link, SMS items the link; link items are only answered. The first call moves the container from draft to sent (a `container` callback). 422 when the container is complete or expired, or has no items.
    */
   sendContainerNotificationAlias: {
@@ -9465,9 +9477,15 @@ export interface operations {
           "application/octet-stream": string;
         };
       };
-      /** @description The code is needed first: back to the session. */
+      /** @description The code is needed first, or the download was started by another site: back to the session. */
       303: {
         content: never;
+      };
+      /** @description Asked for as an image, style sheet, font, frame or fetch: not a download. */
+      403: {
+        content: {
+          "text/plain": string;
+        };
       };
       /** @description Unknown link or file. */
       404: {
@@ -9498,9 +9516,15 @@ export interface operations {
           "application/zip": string;
         };
       };
-      /** @description The code is needed first: back to the session. */
+      /** @description The code is needed first, or the download was started by another site: back to the session. */
       303: {
         content: never;
+      };
+      /** @description Asked for as an image, style sheet, font, frame or fetch: not a download. */
+      403: {
+        content: {
+          "text/plain": string;
+        };
       };
       /** @description Unknown link or feature. */
       404: {

@@ -10,6 +10,7 @@ import { AppError, ValidationError } from "../../../shared/errors.js";
 import type { RouteModule } from "../../../shared/feature.js";
 import { translator } from "../../../shared/i18n/i18n.js";
 import { Layout, renderDocument } from "../../../web/layout.js";
+import { assetSources, pageAssets } from "../../../web/security-headers.js";
 import type { BrandingService } from "../../branding/index.js";
 import { MessageCard, presentOwnerCard, RequesterCard } from "../../recipient/index.js";
 import type { DashboardKit, PageContext } from "../dashboard-kit.js";
@@ -17,10 +18,17 @@ import { CsrfField, Notice } from "../views/layout.js";
 import { queryOf } from "./page-parts.js";
 
 /** The recipient policy, framed only by the dashboard (same origin). */
-const PREVIEW_CSP =
-  "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; font-src 'self'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'";
-
 const PREVIEW_BASE = "/dashboard/branding/preview/";
+
+/**
+ * The preview's CSP: framed by the branding page only, no script, no forms; styles, images and
+ * fonts from Ferry's static files and the preview's own assets only, so the account's CSS cannot
+ * make the browser fetch any other dashboard URL (ADR 0055).
+ */
+function previewCsp(request: FastifyRequest, publicBaseUrl: string): string {
+  const sources = assetSources(pageAssets(request, PREVIEW_BASE, publicBaseUrl));
+  return `default-src 'none'; script-src 'none'; ${sources}; frame-ancestors 'self'; form-action 'none'; base-uri 'none'`;
+}
 
 type BrandingRow = NonNullable<Awaited<ReturnType<BrandingService["find"]>>>;
 
@@ -119,9 +127,9 @@ function BrandingForm(props: {
   );
 }
 
-function previewHeaders(reply: FastifyReply): FastifyReply {
+function previewHeaders(request: FastifyRequest, reply: FastifyReply, publicBaseUrl: string): FastifyReply {
   return reply.headers({
-    "content-security-policy": PREVIEW_CSP,
+    "content-security-policy": previewCsp(request, publicBaseUrl),
     "x-frame-options": "SAMEORIGIN",
     "cache-control": "no-store",
     "referrer-policy": "no-referrer",
@@ -244,7 +252,7 @@ export function brandingPages(deps: {
         operationId: "dashboardBrandingPreview",
         summary: "Sample recipient page with the branding (framed)",
       },
-      async (_request, reply, ctx) => {
+      async (request, reply, ctx) => {
         const row = await branding.find(ctx.user.accountId);
         const brandName = ctx.accountName || "Ferry";
         const page = (
@@ -273,7 +281,10 @@ export function brandingPages(deps: {
             </section>
           </Layout>
         );
-        return previewHeaders(reply).code(200).type("text/html; charset=utf-8").send(renderDocument(page));
+        return previewHeaders(request, reply, deps.publicBaseUrl)
+          .code(200)
+          .type("text/html; charset=utf-8")
+          .send(renderDocument(page));
       },
     );
 
@@ -281,9 +292,9 @@ export function brandingPages(deps: {
       app,
       `${PREVIEW_BASE}brand.css`,
       { operationId: "dashboardBrandingPreviewCss", summary: "The branding stylesheet (preview)" },
-      async (_request, reply, ctx) => {
+      async (request, reply, ctx) => {
         const row = await branding.find(ctx.user.accountId);
-        return previewHeaders(reply)
+        return previewHeaders(request, reply, deps.publicBaseUrl)
           .code(row?.css ? 200 : 404)
           .type("text/css; charset=utf-8")
           .send(row?.css || "/* no branding */");
@@ -294,11 +305,14 @@ export function brandingPages(deps: {
       app,
       `${PREVIEW_BASE}logo`,
       { operationId: "dashboardBrandingPreviewLogo", summary: "The branding logo (preview)" },
-      async (_request, reply, ctx) => {
+      async (request, reply, ctx) => {
         const row = await branding.find(ctx.user.accountId);
         if (!row?.logo_base64 || !row.logo_content_type)
-          return previewHeaders(reply).code(404).type("text/plain; charset=utf-8").send("Not found");
-        return previewHeaders(reply)
+          return previewHeaders(request, reply, deps.publicBaseUrl)
+            .code(404)
+            .type("text/plain; charset=utf-8")
+            .send("Not found");
+        return previewHeaders(request, reply, deps.publicBaseUrl)
           .code(200)
           .type(row.logo_content_type)
           .send(Buffer.from(row.logo_base64, "base64"));
@@ -314,8 +328,12 @@ export function brandingPages(deps: {
           ctx.user.accountId,
           String((request.params as { name?: string }).name ?? ""),
         );
-        if (!font) return previewHeaders(reply).code(404).type("text/plain; charset=utf-8").send("Not found");
-        return previewHeaders(reply)
+        if (!font)
+          return previewHeaders(request, reply, deps.publicBaseUrl)
+            .code(404)
+            .type("text/plain; charset=utf-8")
+            .send("Not found");
+        return previewHeaders(request, reply, deps.publicBaseUrl)
           .code(200)
           .type(font.content_type)
           .send(Buffer.from(font.data_base64, "base64"));

@@ -27,8 +27,43 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+/**
+ * The owner's download of a file: a form post with the page's CSRF token, so no other page or
+ * site can start it (a download may use up a one-time file; ADR 0055).
+ */
+export function DownloadButton(props: { file: MediaView; csrfToken: string; primary?: boolean }): VNode {
+  return (
+    <form method="post" action={`/dashboard/media/${props.file.id}/download`} class="fd-inline">
+      <CsrfField token={props.csrfToken} />
+      <button type="submit" class={props.primary ? "fd-button" : "fd-link-button"}>
+        Download<span class="fd-visually-hidden"> {props.file.name}</span>
+      </button>
+    </form>
+  );
+}
+
+/**
+ * What a download link opened from elsewhere (a bookmark, another site, a browser without Fetch
+ * Metadata) shows instead of downloading: the file and its Download button.
+ */
+export function DownloadConfirmation(props: { file: MediaView; csrfToken: string }): VNode {
+  const { file } = props;
+  return (
+    <section class="fd-card" aria-label="File">
+      <p>This download link was opened from outside the dashboard, so nothing was downloaded yet.</p>
+      <p>
+        <strong class="fd-break">{file.name}</strong> · {file.content_type} · {formatBytes(file.bytes)}
+      </p>
+      <p class="fd-hint">
+        Files a recipient uploaded can be downloaded once (here or through the API), then they are destroyed.
+      </p>
+      <DownloadButton file={file} csrfToken={props.csrfToken} primary />
+    </section>
+  );
+}
+
 /** The files section: name, type, size and the owner's download. */
-export function FilesSection(props: { files: MediaView[]; oneDownload: boolean }): VNode {
+export function FilesSection(props: { files: MediaView[]; oneDownload: boolean; csrfToken: string }): VNode {
   return (
     <section aria-labelledby="files-heading">
       <h2 id="files-heading">Files</h2>
@@ -60,9 +95,7 @@ export function FilesSection(props: { files: MediaView[]; oneDownload: boolean }
                     <td>{f.content_type}</td>
                     <td>{formatBytes(f.bytes)}</td>
                     <td>
-                      <a href={`/dashboard/media/${f.id}/download`} download>
-                        Download<span class="fd-visually-hidden"> {f.name}</span>
-                      </a>
+                      <DownloadButton file={f} csrfToken={props.csrfToken} />
                     </td>
                   </tr>
                 ))}

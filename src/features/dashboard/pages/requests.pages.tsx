@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from "fastify";
 import type { VNode } from "preact";
+import { requestContext } from "../../../http/fetch-metadata.js";
 import type { AuthContext } from "../../../shared/caller.js";
 import { AppError } from "../../../shared/errors.js";
 import type { RouteModule } from "../../../shared/feature.js";
@@ -19,6 +20,7 @@ import { CsrfField, Notice } from "../views/layout.js";
 import {
   DeliveriesSection,
   type DeliveryDetail,
+  DownloadConfirmation,
   FilesSection,
   type NotificationRecord,
   NotificationsSection,
@@ -311,7 +313,7 @@ function RequestDetail(props: {
           </ul>
         )}
       </section>
-      <FilesSection files={r.media} oneDownload={r.type === "pull"} />
+      <FilesSection files={r.media} oneDownload={r.type === "pull"} csrfToken={props.csrfToken} />
       <NotificationsSection notifications={props.notifications} />
       <DeliveriesSection
         deliveries={props.deliveries}
@@ -481,7 +483,11 @@ function ContainerDetail(props: {
           </ul>
         )}
       </section>
-      <FilesSection files={props.files} oneDownload={false} />
+      <FilesSection
+        files={props.files}
+        oneDownload={props.files.some((f) => f.recipient !== null)}
+        csrfToken={props.csrfToken}
+      />
       <NotificationsSection notifications={props.notifications} />
       <DeliveriesSection
         deliveries={props.deliveries}
@@ -819,39 +825,71 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
       },
     );
 
-    kit.get(
-      app,
-      "/dashboard/media/:id/download",
-      { operationId: "dashboardDownloadMedia", summary: "Download a file as the owner" },
-      async (request, reply, ctx) => {
-        const id = parseId((request.params as { id?: string }).id);
-        try {
-          if (id === undefined) throw new AppError("RESOURCE_NOT_FOUND", "Media not found.");
-          const download = await deps.media.download(
-            ownerAuth(ctx),
-            String(id),
-            { range: request.headers.range, ifRange: request.headers["if-range"] as string | undefined },
-            callMeta(request),
-          );
-          reply.header("x-content-type-options", "nosniff").header("cache-control", "no-store");
-          return sendDownload(reply, download);
-        } catch (err) {
-          if (!(err instanceof AppError) || err.status >= 500) throw err;
+    /**
+     * The owner's download of a file (it may use up a one-time file: ADR 0055). A form post of a
+     * dashboard page downloads; so does a link followed from a dashboard page (Fetch Metadata says
+     * same-origin). Anything else, a bookmark, another site's link or a browser that sends no Fetch
+     * Metadata, shows the file with its Download button; an image, style sheet, font or frame is 403.
+     */
+    const ownerDownload: Parameters<typeof kit.get>[3] = async (request, reply, ctx) => {
+      const id = parseId((request.params as { id?: string }).id);
+      try {
+        if (id === undefined) throw new AppError("RESOURCE_NOT_FOUND", "Media not found.");
+        const context = request.method === "GET" ? requestContext(request) : "same-origin";
+        if (context === "embedded")
+          throw new AppError("NOT_AUTHORIZED", "Files are downloaded from the dashboard's pages.");
+        if (context !== "same-origin") {
+          const file = await deps.media.get(ownerAuth(ctx), String(id));
           return kit.render(
             request,
             reply,
             ctx,
-            {
-              title: err.status === 404 ? "Not found" : "File not available",
-              section: "requests",
-              status: err.status,
-            },
-            <p>
-              {err.detail} <a href="/dashboard/requests">Back to the requests</a>
-            </p>,
+            { title: "Download a file", section: "requests" },
+            <DownloadConfirmation file={file} csrfToken={ctx.csrfToken} />,
           );
         }
+        const download = await deps.media.download(
+          ownerAuth(ctx),
+          String(id),
+          { range: request.headers.range, ifRange: request.headers["if-range"] as string | undefined },
+          callMeta(request),
+        );
+        reply.header("x-content-type-options", "nosniff").header("cache-control", "no-store");
+        return sendDownload(reply, download);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        return kit.render(
+          request,
+          reply,
+          ctx,
+          {
+            title: err.status === 404 ? "Not found" : "File not available",
+            section: "requests",
+            status: err.status,
+          },
+          <p>
+            {err.detail} <a href="/dashboard/requests">Back to the requests</a>
+          </p>,
+        );
+      }
+    };
+    kit.get(
+      app,
+      "/dashboard/media/:id/download",
+      {
+        operationId: "dashboardDownloadMedia",
+        summary: "Download a file as the owner (from a dashboard link), or show its Download button",
       },
+      ownerDownload,
+    );
+    kit.post(
+      app,
+      "/dashboard/media/:id/download",
+      {
+        operationId: "dashboardDownloadMediaPost",
+        summary: "Download a file as the owner (the files' form)",
+      },
+      ownerDownload,
     );
 
     const settingsPage = async (
