@@ -29,6 +29,7 @@ import {
   type RecipientRow,
   repliesOfRecipient,
 } from "./containers.repository.js";
+import { waitingFor } from "./feature-order.js";
 
 /** Session tokens are 32 URL-safe characters; anything else is answered 404 without a lookup. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{20,64}$/;
@@ -55,6 +56,8 @@ export interface SessionFeatureView {
   files: MediaRow[];
   /** Names of the files a pushpull feature expects (media tags). */
   tags: string[];
+  /** The features this one still waits for (`after`), by id and title; empty when it is open. */
+  waitsFor: { id: number; title: string }[];
 }
 
 /** Where the recipient's chat stands: owner messages and this recipient's replies, in order. */
@@ -69,7 +72,7 @@ export interface ChatEntry {
 /** Outcome of a submit. */
 export type SubmitResult =
   | { ok: true; feature: FeatureRow }
-  | { ok: false; reason: "absent" | "uploading" | "empty" | "closed"; message: string };
+  | { ok: false; reason: "absent" | "uploading" | "empty" | "closed" | "waiting"; message: string };
 
 /** The two-factor step a container asks for, when it has an auth code. */
 export interface SessionAuthCode {
@@ -135,11 +138,13 @@ export class ContainerSessions {
         row.direction === "push"
           ? media.filter((m) => m.uploaded_by === "owner" && m.state === "available")
           : media.filter((m) => m.recipient_id === ctx.recipient.id && m.state !== "removed");
+      const waits = await waitingFor(db, row);
       views.push({
         row,
         state: this.stateOf(row),
         files,
         tags: tags.filter((t: MediaTagRow) => t.feature_id === row.id).map((t) => t.name),
+        waitsFor: waits.map((w) => ({ id: w.id, title: w.title })),
       });
     }
     return views;
@@ -235,6 +240,8 @@ export class ContainerSessions {
     if (!feature) return { ok: false, reason: "absent", message: "Not found." };
     if (feature.row.direction !== "pull" || feature.state !== "pending")
       return { ok: false, reason: "closed", message: "This request no longer accepts files." };
+    if ((await waitingFor(this.deps.database.db, feature.row)).length)
+      return { ok: false, reason: "waiting", message: "This step waits for another one to be done first." };
     if (feature.files.some((f) => f.state !== "available"))
       return {
         ok: false,

@@ -32,6 +32,7 @@ export const SUBMIT_REFUSALS = {
   uploading: "submit.uploading",
   empty: "submit.emptySession",
   closed: "submit.closed",
+  waiting: "step.lockedTitle",
 } as const satisfies Record<string, MessageKey>;
 
 /** What a session page says after a refused chat reply (`?refused=<reason>#chat`). */
