@@ -23,6 +23,11 @@ import {
   dashboardCommands,
   dashboardOwnerPages,
 } from "../features/dashboard/index.js";
+import {
+  createEnrichmentsFeature,
+  type EnrichmentKind,
+  type Enrichments,
+} from "../features/enrichments/index.js";
 import { createLifecycleFeature, type LifecycleService } from "../features/lifecycle/index.js";
 import {
   blobStoreOptionsFromConfig,
@@ -82,6 +87,7 @@ export interface Ferry {
   readonly lifecycle: LifecycleService;
   readonly recipient: RecipientPages;
   readonly containers: Containers;
+  readonly enrichments: Enrichments;
   readonly dashboard: Dashboard;
   /** Every feature's routes and pages, in registration order. */
   readonly routes: readonly RouteModule[];
@@ -110,6 +116,8 @@ export interface FerryOverrides {
    * CLI stdout must stay parseable).
    */
   startupWarnings?: boolean;
+  /** The enrichment kinds to serve instead of the registered ones (tests add a test kind). */
+  enrichmentKinds?: readonly EnrichmentKind[];
 }
 
 /** Every feature command's name and usage, in `ferry help` order (no services needed to list them). */
@@ -329,6 +337,14 @@ export async function createFerry(
     accounts,
   });
 
+  const enrichments = createEnrichmentsFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    containers: containers.service,
+    ...(overrides.enrichmentKinds ? { kinds: overrides.enrichmentKinds } : {}),
+  });
+
   const session = createSessionFeature({
     ...base,
     audit: writer,
@@ -373,6 +389,7 @@ export async function createFerry(
     media,
     lifecycle,
     containers,
+    enrichments,
     session,
     dashboard,
   ];
@@ -400,6 +417,7 @@ export async function createFerry(
     lifecycle: lifecycle.service,
     recipient: recipient.service,
     containers: containers.service,
+    enrichments: enrichments.service,
     dashboard: dashboard.service,
     routes: [...features.flatMap((f) => f.routes ?? []), ...ownerPages, webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),

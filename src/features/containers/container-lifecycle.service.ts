@@ -63,6 +63,15 @@ export class ContainerLifecycle {
   }
 
   /**
+   * Sends the `feature` callback of a feature whose kind-specific status changed while it stays
+   * pending (an enrichment step opened, viewed, partially signed...), in `trx`.
+   */
+  async featureChanged(trx: Executor, featureId: number): Promise<void> {
+    const row = await findFeatureById(trx, featureId);
+    if (row) await this.featureEvent(trx, row);
+  }
+
+  /**
    * Completes a pending feature in `trx` (a pull's files submitted with `receiverMessage`, or a
    * push's files downloaded): `feature` callback, ABA-0030, then the container's own state. 422 when
    * it is no longer pending; 400 for a too long message.

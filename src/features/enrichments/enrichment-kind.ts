@@ -5,7 +5,7 @@
  * each other; they import only this file, the provider port and shared helpers.
  */
 import type { VNode } from "preact";
-import type { TProperties } from "typebox";
+import type { TProperties, TSchema } from "typebox";
 import type {
   EnrichmentProvider,
   ProviderFactory,
@@ -181,6 +181,8 @@ export interface KindApi {
   readonly config: Config;
   /** The current time as stored text (the engine's clock). */
   now(): string;
+  /** The kind's named object schema (what `present` answers), for the kind's own routes. */
+  readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */
   get(accountId: number, id: string | number): Promise<EnrichmentView>;
   /** The API object of a feature (what the generic GET answers). */

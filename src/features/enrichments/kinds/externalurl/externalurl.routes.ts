@@ -1,11 +1,8 @@
-import { Type } from "typebox";
 import { requireAuth } from "../../../../http/auth.js";
 import { authErrors, errorResponses, IdParams, jwtSecurity } from "../../../../http/openapi.js";
 import { notFound } from "../../../../shared/errors.js";
 import type { RouteModule } from "../../../../shared/feature.js";
 import type { KindApi } from "../../enrichment-kind.js";
-
-const Completed = Type.Object({}, { additionalProperties: true, description: "The ExternalUrl feature." });
 
 /** The owner completes an externalurl step (status `completed`): `POST .../externalurl/{id}/complete/`. */
 export function externalUrlRoutes(api: KindApi): RouteModule {
@@ -22,7 +19,7 @@ export function externalUrlRoutes(api: KindApi): RouteModule {
             "Complete an externalurl step yourself (status `completed`; 409 while it waits, 422 once done)",
           security: jwtSecurity,
           params: IdParams,
-          response: { 200: Completed, ...errorResponses(404, 409, 422), ...authErrors },
+          response: { 200: api.schema, ...errorResponses(404, 409, 422), ...authErrors },
         },
       },
       async (request) => {
@@ -52,7 +49,7 @@ export function externalUrlSandboxRoutes(api: KindApi): RouteModule {
           summary: "Come back from the external URL as the recipient would (status `returned`; sandbox only)",
           security: jwtSecurity,
           params: IdParams,
-          response: { 200: Completed, ...errorResponses(404, 409, 422), ...authErrors },
+          response: { 200: api.schema, ...errorResponses(404, 409, 422), ...authErrors },
         },
       },
       async (request) => {
