@@ -341,6 +341,8 @@ export async function createFerry(
     ...base,
     keyRing,
     audit: writer,
+    jobs,
+    logger: logger.child({ component: "enrichments" }),
     containers: containers.service,
     ...(overrides.enrichmentKinds ? { kinds: overrides.enrichmentKinds } : {}),
   });
@@ -356,6 +358,7 @@ export async function createFerry(
     sessions: containers.service.sessions,
     tokens: recipient.service.tokens,
     twoFactor: recipient.service.twoFactor,
+    steps: enrichments.service.steps,
   });
 
   // The dashboard's owner pages use the features above through the dashboard's kit.

@@ -22,6 +22,7 @@ import {
   type ContainerRow,
   findContainerById,
   findEmail,
+  findItem,
   findItemByToken,
   findRecipient,
   messagesAfter,
@@ -100,6 +101,18 @@ export class ContainerSessions {
     ]);
     if (recipient?.active !== 1 || !container || !shared || container.state === "draft") return undefined;
     return { token, item, recipient, container, shared };
+  }
+
+  /**
+   * The session token of recipient item `itemId` when feature `featureId` belongs to the item's
+   * container (a verified return link names both); undefined otherwise.
+   */
+  async sessionTokenOf(featureId: number, itemId: number): Promise<string | undefined> {
+    const db = this.deps.database.db;
+    const feature = await findFeatureById(db, featureId);
+    const item = feature && (await findItem(db, feature.account_id, itemId));
+    if (!item || item.container_id !== feature?.container_id) return undefined;
+    return item.session_token ?? undefined;
   }
 
   /** The code step the session asks for first, or undefined when the container has no auth code. */

@@ -8,6 +8,7 @@ import type { VNode } from "preact";
 import type { TProperties, TSchema } from "typebox";
 import type {
   EnrichmentProvider,
+  NextStep,
   ProviderFactory,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
@@ -88,8 +89,14 @@ export interface StepServices {
   recordConsent(disclosure: Disclosure): Promise<void>;
   /** True when this recipient already accepted `disclosure` (same id, version and text) in this session. */
   hasConsent(disclosure: Disclosure): Promise<boolean>;
-  /** The account's provider for this kind, started with the step (the ref is stored). */
+  /** The provider of this step (the account's connection for the kind, else `local`). */
   provider(): Promise<EnrichmentProvider>;
+  /**
+   * Starts the step at its provider with a fresh return link, stores the provider's reference
+   * (the reconciliation job and webhooks find the step by it) and returns the next step, which is
+   * never stored (a signing URL, an embed token).
+   */
+  start(): Promise<NextStep>;
 }
 
 /** What the act of a step answers: where the browser goes next (303). */
@@ -127,6 +134,11 @@ export interface SessionStep<P = Record<string, unknown>> {
   render(ctx: StepContext<P>): VNode;
   /** A form post of the step page (CSRF checked, step open and unlocked before it is called). */
   act(ctx: StepContext<P>, form: Record<string, string>, services: StepServices): Promise<StepActResult>;
+  /**
+   * Origins the step page's forms may lead to (its act answers with a redirect there): the CSP's
+   * `form-action` of the step page names them. Default: none beside Ferry's own.
+   */
+  formActionOrigins?(view: EnrichmentView<P>): string[];
   /**
    * The recipient came back through the step's return link (already verified and bound to this
    * browser). Kinds completed by their vendor only record it; externalurl completes here.

@@ -159,6 +159,20 @@ export async function listConnections(ex: Executor, accountId: number): Promise<
     .execute();
 }
 
+/** Stores a connection's sealed settings; returns it. */
+export async function setConnectionCredentials(
+  ex: Executor,
+  id: number,
+  sealed: { kid: string; ciphertext: string },
+): Promise<ConnectionRow> {
+  return ex
+    .updateTable("provider_connections")
+    .set({ credentials_kid: sealed.kid, credentials: sealed.ciphertext })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
 /** Deletes a connection. */
 export async function deleteConnection(ex: Executor, id: number): Promise<void> {
   await ex.deleteFrom("provider_connections").where("id", "=", id).execute();

@@ -153,6 +153,7 @@ export const externalUrlKind: EnrichmentKind<ExternalUrlPayload> = {
         t={(key, values) => ctx.i18n.t(key, values)}
       />
     ),
+    formActionOrigins: (view) => [new URL(view.payload.url).origin],
     async act(ctx, _form, services) {
       const opened = { ...(ctx.feature.result ?? {}), opened_at: services.now() };
       await services.setStatus("opened", { result: opened, auditValue: "externalurl opened" });
