@@ -369,6 +369,7 @@ export async function createFerry(
     audit: audit.service,
     requests: requests.service,
     containers: containers.service,
+    enrichments: enrichments.service,
     callbacks: callbacks.service,
     notificationLog: notifications.service.log,
     media: media.service,

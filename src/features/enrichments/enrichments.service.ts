@@ -16,6 +16,7 @@ import { requireObjectBody } from "../../shared/validation.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { ActionSource, Containers, FeatureExtensions, FeatureRow } from "../containers/index.js";
 import { openSecret, sealSecret } from "../notifications/index.js";
+import { containerConsents } from "./consents.service.js";
 import { refuseWaiting } from "./enrichment-errors.js";
 import type { EnrichmentKind, EnrichmentView, KindApi } from "./enrichment-kind.js";
 import {
@@ -38,6 +39,7 @@ export interface EnrichmentDeps {
   keyRing: KeyRing;
   audit: AuditWriter;
   features: Containers["features"];
+  containers: Pick<Containers["containers"], "get">;
   lifecycle: Pick<Containers["lifecycle"], "completeFeature" | "featureChanged">;
   kinds: readonly EnrichmentKind[];
 }
@@ -205,6 +207,29 @@ export class EnrichmentsService implements FeatureExtensions {
   /** GET one (404 when absent, foreign or of another kind). */
   async get(auth: AuthContext, kindName: string, rawId: string): Promise<unknown> {
     return this.deps.features.get(auth, this.requireKind(kindName).name, rawId);
+  }
+
+  /**
+   * The enrichment steps of the account's container, oldest first, as the API shows them (for the
+   * dashboard's container page).
+   */
+  async ofContainer(auth: AuthContext, containerId: number): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    for (const kind of this.deps.kinds) {
+      const page = await this.deps.features.list(
+        auth,
+        kind.name,
+        { container: String(containerId), page_size: "100" },
+        `/v1/module_container_${kind.module}/${kind.resource}/`,
+      );
+      out.push(...(page.results as Record<string, unknown>[]));
+    }
+    return out.sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
+  /** The consent ledger of the account's container `rawId` (404 when absent or foreign). */
+  async consentsOf(auth: AuthContext, rawId: string) {
+    return containerConsents(this, this.deps.containers, auth, rawId);
   }
 
   /** PATCH: the common fields and the kind's update fields; 422 once it left pending. */

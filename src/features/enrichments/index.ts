@@ -28,7 +28,7 @@ import {
 } from "./provider-webhooks.service.js";
 import { providerConnectionRoutes, providerWebhookRoutes } from "./providers.routes.js";
 
-export { presentConsent } from "./consents.routes.js";
+export { presentConsent } from "./consents.service.js";
 export type { EnrichmentKind, EnrichmentView } from "./enrichment-kind.js";
 export type { StepCard, StepCookie, StepInput } from "./enrichment-steps.service.js";
 export { EnrichmentSteps } from "./enrichment-steps.service.js";
@@ -65,6 +65,7 @@ export function createEnrichmentsFeature(deps: {
     keyRing: deps.keyRing,
     audit: deps.audit,
     features: deps.containers.features,
+    containers: deps.containers.containers,
     lifecycle: deps.containers.lifecycle,
     kinds: deps.kinds ?? ENRICHMENT_KINDS,
   });
