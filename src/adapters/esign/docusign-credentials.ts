@@ -37,10 +37,14 @@ export const DocuSignCredentialsSchema = Type.Object(
 export type DocuSignCredentials = Static<typeof DocuSignCredentialsSchema>;
 
 /**
- * Checks the schema, then that exactly one of rsaPrivateKey and accessToken is given and that the key is
- * an RSA private key of at least 2048 bits. Errors are keyed by credential field; no secret is echoed.
+ * Checks the schema, then that exactly one of rsaPrivateKey and accessToken is given, that the key is an
+ * RSA private key of at least 2048 bits, and that both URIs use https unless `allowHttp` (development and
+ * tests). Errors are keyed by credential field; no secret is echoed.
  */
-export function validateDocuSignCredentials(value: unknown): CredentialsValidation<DocuSignCredentials> {
+export function validateDocuSignCredentials(
+  value: unknown,
+  options: { allowHttp: boolean },
+): CredentialsValidation<DocuSignCredentials> {
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string): void => {
     const list = errors[field] ?? [];
@@ -61,6 +65,14 @@ export function validateDocuSignCredentials(value: unknown): CredentialsValidati
     add(field, messageFor(field, error.keyword));
   }
   const candidate = value as Partial<DocuSignCredentials>;
+  if (!options.allowHttp) {
+    for (const field of ["baseUri", "oauthBaseUri"] as const) {
+      const uri = candidate[field];
+      if (typeof uri === "string" && errors[field] === undefined && !uri.startsWith("https://")) {
+        add(field, "Must use https.");
+      }
+    }
+  }
   const hasKey = typeof candidate.rsaPrivateKey === "string";
   const hasToken = typeof candidate.accessToken === "string";
   if (hasKey === hasToken)

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type DocuSignFake, startDocuSignFake } from "../../../test/helpers/fakes/docusign.js";
 import { createHttpClient } from "../http-client/http-client.js";
 import type { DocuSignCredentials } from "./docusign-credentials.js";
+import { runEsignProviderContract } from "./esign-provider.contract.js";
 import {
   type EsignProvider,
   EsignProviderError,
@@ -41,6 +42,7 @@ function provider(overrides: { timeoutMs?: number; allowPrivateAddresses?: boole
   return esignProviders.docusign({
     http: createHttpClient({ allowPrivateAddresses: overrides.allowPrivateAddresses ?? true }),
     now: () => new Date(nowMs),
+    allowInsecureHttp: true,
     ...(overrides.timeoutMs ? { timeoutMs: overrides.timeoutMs } : {}),
   }) as EsignProvider<DocuSignCredentials>;
 }
@@ -120,6 +122,28 @@ beforeEach(() => {
   credentials = fake.credentials();
   docusign = provider();
 });
+
+runEsignProviderContract("docusign against its fake", async () => ({
+  provider: provider(),
+  credentials: fake.credentials(),
+  vendor: {
+    completeSigner: (envelopeId, key) => fake.completeSigner(envelopeId, key),
+    declineSigner: (envelopeId, key, reason) => fake.declineSigner(envelopeId, key, reason),
+    signedPdf: (envelopeId) => fake.signedPdf(envelopeId),
+    async completionWebhook(envelopeId, { badSignature }) {
+      await fake.sendConnect(webhookUrl, "envelope-completed", envelopeId, { badSignature });
+      return deliveries.at(-1)!;
+    },
+    failNext(kind) {
+      fake.failNext(
+        kind === "outage"
+          ? { status: 503, body: { errorCode: "UNSPECIFIED_ERROR", message: "Service unavailable." } }
+          : { status: 400, body: { errorCode: "INVALID_REQUEST_PARAMETER", message: "Invalid parameter." } },
+      );
+    },
+    requests: () => fake.received.length,
+  },
+}));
 
 describe("DocuSign adapter: envelopes", () => {
   it("creates a sent envelope with the PDF, embedded signers and their tabs in points", async () => {
@@ -593,6 +617,25 @@ describe("DocuSign adapter: failures", () => {
       reason: "unavailable",
       detail: "DocuSign gave an unexpected answer: the envelope had an unknown status.",
     });
+  });
+
+  it("refuses http:// DocuSign addresses unless the deployment allows them, before any request", async () => {
+    fake.received.length = 0;
+    const strict = esignProviders.docusign({
+      http: createHttpClient({ allowPrivateAddresses: true }),
+    }) as EsignProvider<DocuSignCredentials>;
+    expect(strict.validateCredentials(credentials)).toEqual({
+      ok: false,
+      errors: { baseUri: ["Must use https."], oauthBaseUri: ["Must use https."] },
+    });
+    const error = await failure(
+      strict.fetchStatus({ credentials, envelopeId: "00000000-0000-4000-8000-000000000000" }),
+    );
+    expect(error).toMatchObject({
+      reason: "blocked_destination",
+      detail: "This connection's DocuSign address must use https.",
+    });
+    expect(fake.received).toHaveLength(0);
   });
 
   it("respects the SSRF guard: a private address is refused before any request", async () => {

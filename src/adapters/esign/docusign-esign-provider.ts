@@ -48,6 +48,8 @@ export interface DocuSignProviderOptions {
   maxPdfBytes?: number;
   /** OAuth hosts whose connections count as test mode. Default ["account-d.docusign.com"]. */
   testOAuthHosts?: readonly string[];
+  /** Accept http:// base URIs (development and tests against a local fake). Default false. */
+  allowInsecureHttp?: boolean;
 }
 
 const PROVIDER = "docusign" as const;
@@ -94,6 +96,7 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
   readonly #downloadTimeoutMs: number;
   readonly #maxPdfBytes: number;
   readonly #testOAuthHosts: ReadonlySet<string>;
+  readonly #allowInsecureHttp: boolean;
   readonly #tokens = new Map<string, CachedToken>();
   readonly #grants = new Map<string, Promise<CachedToken>>();
 
@@ -104,10 +107,11 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
     this.#downloadTimeoutMs = options.downloadTimeoutMs ?? 120_000;
     this.#maxPdfBytes = options.maxPdfBytes ?? 64 * 1024 * 1024;
     this.#testOAuthHosts = new Set((options.testOAuthHosts ?? ["account-d.docusign.com"]).map(lower));
+    this.#allowInsecureHttp = options.allowInsecureHttp ?? false;
   }
 
   validateCredentials(value: unknown) {
-    return validateDocuSignCredentials(value);
+    return validateDocuSignCredentials(value, { allowHttp: this.#allowInsecureHttp });
   }
 
   isTestMode(credentials: DocuSignCredentials): boolean {
@@ -115,6 +119,7 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
   }
 
   async createEnvelope(input: CreateEnvelopeInput<DocuSignCredentials>): Promise<{ envelopeId: string }> {
+    checkEnvelopeInput(input);
     const signers = input.signers.map((signer, index) => ({
       recipientId: String(index + 1),
       clientUserId: signer.key,
@@ -277,6 +282,14 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
   }
 
   async #send(url: string, init: Parameters<HttpClient["request"]>[1]): Promise<HttpFullResult> {
+    // Credentials saved before a deployment stopped allowing http are refused here too.
+    if (!this.#allowInsecureHttp && !url.startsWith("https://")) {
+      throw new ProviderRejectedError(
+        "blocked_destination",
+        PROVIDER,
+        "This connection's DocuSign address must use https.",
+      );
+    }
     try {
       return await this.#http.request(url, init);
     } catch (error) {
@@ -352,6 +365,34 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
       throw unexpected("the token answer had no access token");
     }
     return { token, expiresAtMs: this.#now().getTime() + expiresIn * 1000 };
+  }
+}
+
+/** Refuses input DocuSign would refuse less clearly (or accept wrongly), before anything is sent. */
+function checkEnvelopeInput(input: CreateEnvelopeInput<DocuSignCredentials>): void {
+  const refuse = (detail: string): never => {
+    throw new ProviderRejectedError("invalid_request", PROVIDER, detail);
+  };
+  if (input.signers.length === 0 || input.signers.length > 100) refuse("An envelope needs 1 to 100 signers.");
+  const keys = new Set(input.signers.map((signer) => signer.key));
+  if (keys.size !== input.signers.length) refuse("Two signers have the same key.");
+  if (input.documentPdf.byteLength === 0) refuse("The document is empty.");
+  for (const signer of input.signers) {
+    if (signer.key.length === 0 || signer.key.length > 100)
+      refuse("A signer key must have 1 to 100 characters.");
+    if (!Number.isInteger(signer.routingOrder) || signer.routingOrder < 1 || signer.routingOrder > 999) {
+      refuse("A signer's routing order must be an integer from 1 to 999.");
+    }
+    for (const field of signer.fields) {
+      const numbers = [field.x, field.y, field.width, field.height];
+      if (
+        !Number.isInteger(field.page) ||
+        field.page < 1 ||
+        numbers.some((n) => !Number.isFinite(n) || n < 0)
+      ) {
+        refuse("A field has a page below 1 or a negative or non-finite position or size.");
+      }
+    }
   }
 }
 
