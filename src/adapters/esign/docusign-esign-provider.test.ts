@@ -314,6 +314,41 @@ describe("DocuSign adapter: signing URLs", () => {
     expect(docusign.describeReturn(Object.fromEntries(back.searchParams))).toBe("expired");
   });
 
+  it("lets the signer finish or decline on the fake's signing page, returning with DocuSign's event", async () => {
+    const envelopeId = await createEnvelope();
+    const open = async (signerKey: string, name: string, email: string) => {
+      const view = await docusign.signingUrl({
+        credentials,
+        envelopeId,
+        signerKey,
+        name,
+        email,
+        returnUrl: "https://ferry.test/back",
+      });
+      const page = await (await fetch(view.url)).text();
+      const actions = [...page.matchAll(/action="([^"]+)"/g)].map((match) => match[1]!);
+      return (verb: "finish" | "decline") =>
+        new URL(actions.find((action) => action.endsWith(`/${verb}`))!, fake.baseUri);
+    };
+    const alice = await open("rcp_alice", "Alice Example", "alice@example.test");
+    const finished = await fetch(alice("finish"), { method: "POST", redirect: "manual" });
+    expect(new URL(finished.headers.get("location")!).searchParams.get("event")).toBe("signing_complete");
+    expect((await docusign.fetchStatus({ credentials, envelopeId })).signers[0]?.status).toBe("signed");
+
+    const bob = await open("rcp_bob", "Bob Example", "bob@example.test");
+    const declined = await fetch(bob("decline"), {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "reason=Not+today",
+    });
+    const back = new URL(declined.headers.get("location")!);
+    expect(docusign.describeReturn(Object.fromEntries(back.searchParams))).toBe("declined");
+    const state = await docusign.fetchStatus({ credentials, envelopeId });
+    expect(state.status).toBe("declined");
+    expect(state.signers[1]).toMatchObject({ status: "declined", declinedReason: "Not today" });
+  });
+
   it("sends an expired URL back with ttl_expired", async () => {
     const envelopeId = await createEnvelope();
     const view = await docusign.signingUrl({
