@@ -42,8 +42,8 @@ export interface DocuSignProviderOptions {
   now?: () => Date;
   /** Time limit of each API call, in milliseconds. Default 20 000. */
   timeoutMs?: number;
-  /** Time limit of the signed PDF download, in milliseconds. Default 120 000. */
-  downloadTimeoutMs?: number;
+  /** Time limit of the calls that carry a whole PDF (envelope creation, signed PDF download), in ms. Default 120 000. */
+  transferTimeoutMs?: number;
   /** Largest signed PDF accepted, in bytes. Default 64 MiB. */
   maxPdfBytes?: number;
   /** OAuth hosts whose connections count as test mode. Default ["account-d.docusign.com"]. */
@@ -93,7 +93,7 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
   readonly #http: HttpClient;
   readonly #now: () => Date;
   readonly #timeoutMs: number;
-  readonly #downloadTimeoutMs: number;
+  readonly #transferTimeoutMs: number;
   readonly #maxPdfBytes: number;
   readonly #testOAuthHosts: ReadonlySet<string>;
   readonly #allowInsecureHttp: boolean;
@@ -104,7 +104,7 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
     this.#http = options.http;
     this.#now = options.now ?? (() => new Date());
     this.#timeoutMs = options.timeoutMs ?? 20_000;
-    this.#downloadTimeoutMs = options.downloadTimeoutMs ?? 120_000;
+    this.#transferTimeoutMs = options.transferTimeoutMs ?? 120_000;
     this.#maxPdfBytes = options.maxPdfBytes ?? 64 * 1024 * 1024;
     this.#testOAuthHosts = new Set((options.testOAuthHosts ?? ["account-d.docusign.com"]).map(lower));
     this.#allowInsecureHttp = options.allowInsecureHttp ?? false;
@@ -146,7 +146,10 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
       },
       status: "sent",
     };
-    const answer = await this.#api(input.credentials, "POST", "/envelopes", { body });
+    const answer = await this.#api(input.credentials, "POST", "/envelopes", {
+      body,
+      timeoutMs: this.#transferTimeoutMs,
+    });
     const envelopeId = readJson(answer).envelopeId;
     if (typeof envelopeId !== "string" || !/^[A-Za-z0-9-]{1,100}$/.test(envelopeId)) {
       throw unexpected("the envelope answer had no envelope id");
@@ -203,7 +206,7 @@ class DocuSignEsignProvider implements EsignProvider<DocuSignCredentials> {
       input.credentials,
       "GET",
       `/envelopes/${encodeURIComponent(input.envelopeId)}/documents/combined`,
-      { accept: "application/pdf", maxResponseBytes: this.#maxPdfBytes, timeoutMs: this.#downloadTimeoutMs },
+      { accept: "application/pdf", maxResponseBytes: this.#maxPdfBytes, timeoutMs: this.#transferTimeoutMs },
     );
     if (answer.body.subarray(0, 5).toString("latin1") !== "%PDF-")
       throw unexpected("the document was not a PDF");
