@@ -118,13 +118,13 @@ beforeAll(async () => {
   app = Fastify();
   await registerBodyParsers(app, 1_048_576);
   await app.register(webStaticRoutes as never);
-  app.get<{ Querystring: { lang?: string } }>("/s/test-token/sign", async (request, reply) => {
+  app.get<{ Querystring: { lang?: string; pdf?: string } }>("/s/test-token/sign", async (request, reply) => {
     const locale = (request.query.lang ?? "en") as Locale;
     const i18n = translator(locale);
     const view = h(SigningView, {
       headingLevel: 2,
       i18n,
-      pdfUrl: "/s/test-token/document.pdf",
+      pdfUrl: request.query.pdf === "missing" ? "/s/test-token/missing.pdf" : "/s/test-token/document.pdf",
       fields: FIELDS,
       actionUrl: "/s/test-token/sign/finish",
       declineUrl: "/s/test-token/sign/decline",
@@ -166,7 +166,11 @@ afterAll(async () => {
 });
 
 /** A page that records CSP violations (events and console refusals) and script errors. */
-async function openSigning(context: BrowserContext, query = ""): Promise<{ page: Page; problems: string[] }> {
+async function openSigning(
+  context: BrowserContext,
+  query = "",
+  ready = '.fy-signing-page[data-page="1"][data-rendered]',
+): Promise<{ page: Page; problems: string[] }> {
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
@@ -182,7 +186,7 @@ async function openSigning(context: BrowserContext, query = ""): Promise<{ page:
     });
   });
   await page.goto(`${base}/s/test-token/sign${query}`);
-  await page.locator('.fy-signing-page[data-page="1"][data-rendered]').waitFor();
+  await page.locator(ready).waitFor();
   return { page, problems };
 }
 
@@ -442,6 +446,24 @@ describe("declining", () => {
     const last = received.at(-1)!;
     expect(last.url).toBe("/s/test-token/sign/decline");
     expect(last.body).toEqual({ csrf_token: CSRF.value, reason: "The amounts are wrong." });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("a document that cannot be loaded", () => {
+  it("says so in the page's language and still offers to decline", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const { page, problems } = await openSigning(
+      context,
+      "?lang=de&pdf=missing",
+      '[data-role="error"]:not([hidden])',
+    );
+    await expect(page.getByRole("alert").textContent()).resolves.toBe(
+      "Das Dokument konnte nicht angezeigt werden. Laden Sie die Seite neu, um es erneut zu versuchen.",
+    );
+    await expect(page.locator('[data-role="bar"]').isHidden()).resolves.toBe(true);
+    await expect(page.getByText("Unterschrift ablehnen").isVisible()).resolves.toBe(true);
     expect(problems).toEqual([]);
     await context.close();
   });
