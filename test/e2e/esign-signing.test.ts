@@ -231,6 +231,7 @@ async function drawWithMouse(page: Page) {
   for (let i = 1; i <= 12; i += 1)
     await page.mouse.move(pad.x + pad.width * (0.15 + i * 0.055), y + (i % 2 ? -30 : 30), { steps: 3 });
   await page.mouse.up();
+  await page.locator(".fy-signing-pad:not([data-drawing])").waitFor();
 }
 
 /** Draws a stroke with a finger (DevTools touch events, which Chromium turns into pointer events). */
@@ -242,11 +243,21 @@ async function drawWithTouch(page: Page) {
     x: pad.x + pad.width * (0.2 + i * 0.05),
     y: pad.y + pad.height / 2 + (i % 2 ? -20 : 20),
   });
-  await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [at(0)] });
-  for (let i = 1; i <= 10; i += 1)
-    await cdp.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: [at(i)] });
-  await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+  // Events 16 ms apart, as a screen samples a finger, ending with the finger at rest: otherwise
+  // the stroke reads as a fling, and the next tap only stops it.
+  const start = Date.now() / 1000;
+  const send = (
+    type: "touchStart" | "touchMove" | "touchEnd",
+    points: { x: number; y: number }[],
+    step: number,
+  ) => cdp.send("Input.dispatchTouchEvent", { type, touchPoints: points, timestamp: start + step * 0.016 });
+  await send("touchStart", [at(0)], 0);
+  for (let i = 1; i <= 10; i += 1) await send("touchMove", [at(i)], i);
+  for (let i = 11; i <= 16; i += 1) await send("touchMove", [at(10)], i);
+  await send("touchEnd", [], 17);
   await cdp.detach();
+  // The stroke has ended once the pad says it is no longer drawing.
+  await page.locator(".fy-signing-pad:not([data-drawing])").waitFor();
 }
 
 /** Saves what the screen shows (not the whole page: the bar is sticky, the dialog modal). */
@@ -324,18 +335,28 @@ describe("the signing step on a desktop screen (1280 × 800)", () => {
     await page.keyboard.press("Space");
     await expect(page.locator('[data-role="status"]').textContent()).resolves.toBe("2 required fields left");
 
-    // Typed signature: the dialog offers the signer's name in the signature font.
-    await page.getByRole("button", { name: "Signature (required)" }).click();
+    // Typed signature, by keyboard: the signature field is next; Enter opens the dialog, which
+    // offers the signer's name in the signature font, focused; Enter adopts it.
+    await page.getByRole("button", { name: "Next field" }).click();
+    await expect(page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).resolves.toBe(
+      "Signature (required)",
+    );
+    await page.keyboard.press("Enter");
     const dialog = page.getByRole("dialog", { name: "Adopt your signature" });
     await dialog.waitFor();
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("signing-typed");
     await expect(page.getByLabel("Your full name").inputValue()).resolves.toBe("Jane Doe");
     await page.evaluate(() => document.fonts.ready);
     await expect(
       page.evaluate(() => document.fonts.check('16px "Ferry Signature"', "Jane Doe")),
     ).resolves.toBe(true);
     await screen(page, "esign-desktop-typed");
-    await dialog.getByRole("button", { name: "Adopt and sign" }).click();
+    await page.keyboard.press("Enter");
     await page.locator(".fy-signing-signature img").waitFor();
+    // The focus is back on the field, now signed.
+    await expect(page.evaluate(() => document.activeElement?.getAttribute("aria-pressed"))).resolves.toBe(
+      "true",
+    );
     await expect(finish.isDisabled()).resolves.toBe(true);
 
     // Drawn initials: an empty pad is refused with a message, then a stroke is adopted.
@@ -427,8 +448,10 @@ describe("the signing step on a phone (390 × 844, touch)", () => {
 
 describe("declining", () => {
   it("requires a reason, says so in the page's language, then posts it with the CSRF field", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // In the dark scheme: the document and its fields stay paper-white, the page around them dark.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "dark" });
     const { page, problems } = await openSigning(context, "?lang=es");
+    await screen(page, "esign-desktop-dark-es");
     const before = received.length;
     await page.getByText("Rechazar la firma").click();
     const reason = page.getByRole("textbox", { name: "¿Por qué lo rechaza?" });

@@ -384,7 +384,10 @@ class SigningStep {
   /** Recounts the required fields left, and enables Finish when none is. */
   private refresh(): void {
     const left = this.controls.filter((c) => c.field.required && !this.isFilled(c)).length;
-    roleOf(this.root, "status").textContent = t("signing.remaining", { count: left });
+    const status = roleOf(this.root, "status");
+    const text = t("signing.remaining", { count: left });
+    // Only a change is written: the live region then speaks when the count changes, not per key.
+    if (status.textContent !== text) status.textContent = text;
     roleOf<HTMLButtonElement>(this.root, "finish").disabled = left > 0;
     roleOf(this.root, "change-signature").hidden = this.adopted.signature === undefined;
     roleOf(this.root, "change-initials").hidden = this.adopted.initials === undefined;
@@ -460,6 +463,13 @@ class Dialog {
       roleOf(element, "typed-preview").textContent = typed.value;
       this.error("");
     });
+    // Enter in the name field adopts it, as in a one-field form.
+    typed.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        void this.adopt();
+      }
+    });
     roleOf(element, "clear").addEventListener("click", () => this.pad.clear());
     roleOf(element, "cancel").addEventListener("click", () => element.close());
     roleOf(element, "adopt").addEventListener("click", () => void this.adopt());
@@ -495,6 +505,8 @@ class Dialog {
     this.error("");
     el.showModal();
     this.showMethod();
+    // Typing starts in the name field (the pad, when drawing, is for a pointer, not the keyboard).
+    if (this.method() === "typed") typed.focus();
     return new Promise((resolve) => {
       this.resolve = resolve;
     });

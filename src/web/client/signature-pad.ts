@@ -41,6 +41,7 @@ export class SignaturePad {
   clear(): void {
     this.strokes = [];
     this.active = undefined;
+    delete this.canvas.dataset.drawing;
     this.redraw();
     this.onChange();
   }
@@ -86,6 +87,7 @@ export class SignaturePad {
     this.canvas.setPointerCapture(e.pointerId);
     const stroke = [this.point(e)];
     this.active = { id: e.pointerId, stroke };
+    this.canvas.dataset.drawing = "true";
     this.strokes.push(stroke);
     this.redraw();
   }
@@ -101,6 +103,7 @@ export class SignaturePad {
   private up(e: PointerEvent): void {
     if (!this.active || this.active.id !== e.pointerId) return;
     this.active = undefined;
+    delete this.canvas.dataset.drawing;
     this.onChange();
   }
 
