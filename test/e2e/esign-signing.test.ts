@@ -303,6 +303,13 @@ describe("the signing step on a desktop screen (1280 × 800)", () => {
     await page.locator('.fy-signing-page[data-page="2"][data-rendered]').waitFor();
     expect(await inkOf(page, 2)).toBeGreaterThan(0.002);
     expect(await inkOf(page, 3)).toBeGreaterThan(0.002);
+    // Page 1, now more than a screen above the viewport, has given its pixels back.
+    await page.locator('.fy-signing-page[data-page="1"]:not([data-rendered])').waitFor();
+    expect(
+      await page
+        .locator('.fy-signing-page[data-page="1"] canvas')
+        .evaluate((c) => (c as HTMLCanvasElement).width),
+    ).toBe(0);
 
     // Each field sits on its box: the page's CSS width over 612 points is the scale.
     const boxes = await fieldBoxes(page);
