@@ -295,6 +295,8 @@ describe("the signing step on a desktop screen (1280 × 800)", () => {
     const { page, problems } = await openSigning(context);
     await screenshot(page, "esign-desktop-open");
 
+    // pdf.js parses in its own worker, loaded from Ferry (not its main-thread fallback).
+    expect(page.workers().map((w) => new URL(w.url()).pathname)).toContain("/static/pdf.worker.mjs");
     // Page 1 is drawn; page 3 (two page heights below the fold) is not, until scrolled to.
     expect(await inkOf(page, 1)).toBeGreaterThan(0.002);
     expect(await page.locator('.fy-signing-page[data-page="3"][data-rendered]').count()).toBe(0);
@@ -477,6 +479,29 @@ describe("declining", () => {
     expect(last.url).toBe("/s/test-token/sign/decline");
     expect(last.body).toEqual({ csrf_token: CSRF.value, reason: "The amounts are wrong." });
     expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("WebAssembly", () => {
+  it("compiles in pdf.js's worker (for its image decoders) and not in the page", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const { page } = await openSigning(context);
+    const worker = page.workers().find((w) => new URL(w.url()).pathname === "/static/pdf.worker.mjs");
+    expect(worker).toBeDefined();
+    const compile = () => {
+      try {
+        new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+        return "compiled";
+      } catch (error) {
+        return String(error);
+      }
+    };
+    // The worker's response has no CSP; the page's has no 'wasm-unsafe-eval' and needs none.
+    await expect(worker!.evaluate(compile)).resolves.toBe("compiled");
+    await expect(page.evaluate(compile)).resolves.toMatch(
+      /^CompileError: .*violates the following Content Security policy directive/,
+    );
     await context.close();
   });
 });
