@@ -35,6 +35,8 @@ export interface PdfEngineOptions {
   maxWaiting?: number;
   /** Heap limit of a worker, MiB (file bytes live outside it). */
   memoryMb?: number;
+  /** A worker idle this long ends, giving back the memory its last document held (default 30 s). */
+  idleMs?: number;
   /** The public verify page's address, printed on the certificate page. */
   verifyUrl?: string | undefined;
 }
@@ -97,6 +99,7 @@ interface Pending {
 interface Slot {
   worker: Worker;
   current: Pending | undefined;
+  idle: NodeJS.Timeout | undefined;
 }
 
 /** Builds the engine; no worker starts and no identity loads until the first document. */
@@ -129,7 +132,7 @@ export function createPdfEngine(options: PdfEngineOptions): PdfEngine {
         resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 1024 },
       });
       worker.unref();
-      const slot: Slot = { worker, current: undefined };
+      const slot: Slot = { worker, current: undefined, idle: undefined };
       worker.on("message", (answer: PdfTaskAnswer) => {
         const pending = slot.current;
         if (!pending || pending.task.id !== answer.id) return;
@@ -142,6 +145,7 @@ export function createPdfEngine(options: PdfEngineOptions): PdfEngine {
         const index = slots.indexOf(slot);
         if (index === -1) return;
         slots.splice(index, 1);
+        if (slot.idle) clearTimeout(slot.idle);
         slot.current?.reject(
           (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY"
             ? new PdfError("ENGINE_FAILED", "The document needs more memory than a PDF worker has.")
@@ -162,8 +166,18 @@ export function createPdfEngine(options: PdfEngineOptions): PdfEngine {
   function dispatch(): void {
     if (closed) return;
     for (const slot of slots) {
-      if (slot.current || queue.length === 0) continue;
-      const pending = queue.shift()!;
+      if (slot.current) continue;
+      if (slot.idle) clearTimeout(slot.idle);
+      slot.idle = undefined;
+      const pending = queue.shift();
+      if (!pending) {
+        // An idle worker ends after a while: a 50 MB document's buffers go with it.
+        slot.idle = setTimeout(() => {
+          if (!slot.current) void slot.worker.terminate();
+        }, options.idleMs ?? 30_000);
+        slot.idle.unref();
+        continue;
+      }
       slot.current = pending;
       slot.worker.postMessage(pending.task, pending.transfer);
     }
@@ -209,6 +223,7 @@ export function createPdfEngine(options: PdfEngineOptions): PdfEngine {
     async close() {
       closed = true;
       for (const p of queue.splice(0)) p.reject(new PdfError("ENGINE_FAILED", "The PDF engine is closed."));
+      for (const slot of slots) if (slot.idle) clearTimeout(slot.idle);
       await Promise.all(slots.splice(0).map((s) => s.worker.terminate()));
     },
   };

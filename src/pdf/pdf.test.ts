@@ -140,6 +140,18 @@ describe("inspectPdf", () => {
     expect([err.reason, err.status]).toEqual(["PDF_TOO_LARGE", 413]);
   });
 
+  it("starts a new worker after an idle one ended", async () => {
+    const quick = createPdfEngine({ identity: { dataDir: dir }, idleMs: 1 });
+    try {
+      expect((await quick.inspectPdf(original)).pages).toHaveLength(3);
+      // Whether or not the idle worker has ended yet, the next document is answered.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await quick.inspectPdf(original)).pages).toHaveLength(3);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it("refuses a damaged PDF, as PDF_UNREADABLE (422)", async () => {
     const err = await refusal(engine.inspectPdf(new TextEncoder().encode("%PDF-1.7\nnothing else")));
     expect([err.reason, err.status]).toEqual(["PDF_UNREADABLE", 422]);

@@ -133,17 +133,21 @@ export function verifyDocumentPages(deps: VerifyDocumentDeps): RouteModule {
     if (dot < 1 || !keyRing.kids().includes(kid)) return false;
     return constantTimeEqual(token, `${kid}.${csrfMac(kid, secret)}`);
   };
-  /** A browser's post must come from this origin: Origin names it, or Fetch Metadata says same-origin. */
+  /**
+   * A browser's post must come from this origin: Fetch Metadata says same-origin, or (a browser
+   * without it) Origin names this origin. Pages send no referrer, so a browser's Origin on their
+   * forms is "null", which only the token below then vouches for.
+   */
   const sameOrigin = (request: FastifyRequest): boolean => {
-    const origin = request.headers.origin;
-    if (
-      origin !== undefined &&
-      origin !== allowedOrigin &&
-      origin !== `${request.protocol}://${request.host}`
-    )
-      return false;
     const site = request.headers["sec-fetch-site"];
-    return site === undefined || site === "same-origin" || site === "none";
+    if (site !== undefined) return site === "same-origin" || site === "none";
+    const origin = request.headers.origin;
+    return (
+      origin === undefined ||
+      origin === "null" ||
+      origin === allowedOrigin ||
+      origin === `${request.protocol}://${request.host}`
+    );
   };
 
   const page = (

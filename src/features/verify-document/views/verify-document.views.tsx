@@ -142,7 +142,7 @@ export function VerifyDocumentPage(props: {
       title={t("verifyDocument.title")}
       sandbox={props.sandbox}
       brandName="Ferry"
-      footer={t("verifyDocument.privacy")}
+      footer={t("home.footer")}
       i18n={i18n}
     >
       {props.result ? <Result i18n={i18n} result={props.result} /> : null}
