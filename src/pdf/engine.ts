@@ -138,7 +138,14 @@ export function createPdfEngine(options: PdfEngineOptions): PdfEngine {
         if (!pending || pending.task.id !== answer.id) return;
         slot.current = undefined;
         if (answer.ok) pending.resolve(answer.result);
-        else pending.reject(new PdfError(answer.reason, answer.detail));
+        else
+          pending.reject(
+            new PdfError(
+              answer.reason,
+              answer.detail,
+              answer.cause === undefined ? undefined : { cause: answer.cause },
+            ),
+          );
         dispatch();
       });
       const retire = (err: Error) => {

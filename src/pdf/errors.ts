@@ -32,13 +32,18 @@ const STATUS_CODE: Record<PdfErrorReason, ErrorCode> = {
   ENGINE_FAILED: "INTERNAL_SERVER_ERROR",
 };
 
-/** A refusal of the PDF engine: `reason` is stable, `detail` is safe to show. */
+/**
+ * A refusal of the PDF engine: `reason` is stable, `detail` is safe to show; an unexpected failure
+ * (ENGINE_FAILED) carries the library's message in `cause`, for logs only.
+ */
 export class PdfError extends AppError {
   constructor(
     readonly reason: PdfErrorReason,
     detail: string,
+    options?: { cause: string },
   ) {
     super(STATUS_CODE[reason], detail);
     this.name = "PdfError";
+    if (options) this.cause = options.cause;
   }
 }

@@ -47,7 +47,13 @@ parentPort!.on("message", async (task: PdfTask) => {
     answer =
       err instanceof PdfError
         ? { id: task.id, ok: false, reason: err.reason, detail: err.detail }
-        : { id: task.id, ok: false, reason: "ENGINE_FAILED", detail: (err as Error).message ?? String(err) };
+        : {
+            id: task.id,
+            ok: false,
+            reason: "ENGINE_FAILED",
+            detail: "The PDF could not be processed.",
+            cause: (err as Error).message ?? String(err),
+          };
   }
   parentPort!.postMessage(answer, transfer);
 });

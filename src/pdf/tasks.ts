@@ -17,4 +17,4 @@ export type PdfTask =
 /** A worker's answer to task `id`. */
 export type PdfTaskAnswer =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; reason: PdfErrorReason; detail: string };
+  | { id: number; ok: false; reason: PdfErrorReason; detail: string; cause?: string };

@@ -64,17 +64,34 @@ function trustedCertificates(ders: readonly Uint8Array[]): TrustedCertificate[] 
   return list;
 }
 
-/** Every `/ByteRange [a b c d]` in the file, in file order. */
+/**
+ * Signatures checked per file at most: the last ones written (a seal is the last signature of the
+ * document it seals). Each check may hash the whole file, so a file stuffed with copies of a real
+ * seal costs at most this many hashes.
+ */
+export const MAX_SIGNATURES_CHECKED = 8;
+
+/** The distinct `/ByteRange [a b c d]` of the file, the last MAX_SIGNATURES_CHECKED, newest first. */
 function byteRanges(file: Buffer): [number, number, number, number][] {
-  const out: [number, number, number, number][] = [];
+  const found = new Map<string, [number, number, number, number]>();
   let at = file.indexOf("/ByteRange");
   while (at !== -1) {
     const text = file.subarray(at + 10, at + 120).toString("latin1");
     const m = /^\s*\[\s*(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s*\]/.exec(text);
-    if (m) out.push([Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])]);
+    if (m) {
+      const range: [number, number, number, number] = [
+        Number(m[1]),
+        Number(m[2]),
+        Number(m[3]),
+        Number(m[4]),
+      ];
+      const key = range.join(" ");
+      found.delete(key);
+      found.set(key, range);
+    }
     at = file.indexOf("/ByteRange", at + 10);
   }
-  return out;
+  return [...found.values()].reverse().slice(0, MAX_SIGNATURES_CHECKED);
 }
 
 /** The CMS bytes in the gap a ByteRange leaves (`<hex>` and nothing else), or undefined. */

@@ -295,7 +295,12 @@ export function verifyDocumentPages(deps: VerifyDocumentDeps): RouteModule {
         try {
           result = presentVerification(await pdf.verifyDocument(upload.file));
         } catch (err) {
-          if (!(err instanceof PdfError)) throw err;
+          // An engine failure (a worker that died) is the error handler's 500, not the reader's file.
+          if (
+            !(err instanceof PdfError) ||
+            !["NOT_A_PDF", "PDF_TOO_LARGE", "ENGINE_BUSY"].includes(err.reason)
+          )
+            throw err;
           const notice: VerifyNotice =
             err.reason === "PDF_TOO_LARGE"
               ? "verifyDocument.errorTooLarge"
