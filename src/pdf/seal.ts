@@ -83,7 +83,8 @@ export async function sealInThread(
     modifiedAt: new Date(sealedAt),
     overwrite: true,
   });
-  // Fonts of the certificate pages are subset by the save inside sign().
+  // Saved once more so the certificate pages' fonts are subset (the save inside sign() does not).
+  await pdf.reload(await pdf.save({ incremental: true, subsetFonts: true }));
   const signed = await pdf.sign({
     signer: await signerOf(identity),
     fieldName: SEAL_FIELD_NAME,
