@@ -155,6 +155,19 @@ export async function createFerry(
   const logger = overrides.logger ?? createLogger(config);
   const keyRing =
     overrides.keyRing ?? openKeyRing({ masterKeyEnv: config.FERRY_MASTER_KEY, dataDir: config.dataDir });
+  const pdf = createPdfEngine({
+    identity: {
+      dataDir: config.dataDir,
+      p12Path: config.ESIGN_SIGNING_P12,
+      p12Passphrase: config.ESIGN_SIGNING_P12_PASSPHRASE,
+      previousCertificates: config.ESIGN_PREVIOUS_CERTIFICATES,
+    },
+    workers: config.ESIGN_PDF_WORKERS,
+    verifyUrl: `${config.publicBaseUrl}/verify/document`,
+  });
+  // An operator's P12 that cannot be opened stops the start, like a bad setting, before anything
+  // is connected (the self-signed one is made on first use: a start that never seals makes no key).
+  if (config.ESIGN_SIGNING_P12) await pdf.sealingCertificateFingerprint();
   const redis = await connectRedis(config, logger);
   const jobs = new JobQueue(database, clock, {
     maxAttempts: config.JOB_MAX_ATTEMPTS,
@@ -347,16 +360,6 @@ export async function createFerry(
     twoFactor: recipient.service.twoFactor,
   });
 
-  const pdf = createPdfEngine({
-    identity: {
-      dataDir: config.dataDir,
-      p12Path: config.ESIGN_SIGNING_P12,
-      p12Passphrase: config.ESIGN_SIGNING_P12_PASSPHRASE,
-      previousCertificates: config.ESIGN_PREVIOUS_CERTIFICATES,
-    },
-    workers: config.ESIGN_PDF_WORKERS,
-    verifyUrl: `${config.publicBaseUrl}/verify/document`,
-  });
   const verifyDocument = createVerifyDocumentFeature({ config, keyRing, rateLimiter, pdf });
 
   // The dashboard's owner pages use the features above through the dashboard's kit.

@@ -586,7 +586,7 @@ export const settings = {
   // document signing
   ESIGN_SIGNING_P12: {
     group: "esign",
-    doc: "Path of the PKCS#12 file (certificate and private key, RSA or EC) that seals signed PDFs. Unset: a self-signed one is created in FERRY_DATA_DIR (esign-seal.p12 and esign-seal.passphrase, mode 0600) the first time a document is sealed or verified.",
+    doc: "Path of the PKCS#12 file (certificate and private key, RSA or EC) that seals signed PDFs; a start stops when it cannot be opened with ESIGN_SIGNING_P12_PASSPHRASE. Unset: a self-signed one is created in FERRY_DATA_DIR (esign-seal.p12 and esign-seal.passphrase, mode 0600) the first time a document is sealed or verified.",
     parse: (raw: string | undefined) => filePaths()(raw)[0],
   },
   ESIGN_SIGNING_P12_PASSPHRASE: {

@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import { createHash, X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { P12Signer } from "@libpdf/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createPdfEngine,
@@ -357,21 +359,11 @@ describe("sealDocument and verifyDocument", () => {
     const earlier = createPdfEngine({ identity: { dataDir: otherDir } });
     const oldSeal = await earlier.sealDocument(sealInput([]));
     await earlier.close();
-    // The certificate of the earlier identity, as an operator would export it (PEM).
-    const certPem = execFileSync(
-      "openssl",
-      [
-        "pkcs12",
-        "-in",
-        join(otherDir, "esign-seal.p12"),
-        "-nokeys",
-        "-clcerts",
-        "-passin",
-        `file:${join(otherDir, "esign-seal.passphrase")}`,
-      ],
-      { encoding: "utf8" },
-    );
-    writeFileSync(join(dir, "old-cert.pem"), certPem);
+    // The earlier identity's certificate, exported as an operator would (PEM).
+    const p12 = readFileSync(join(otherDir, "esign-seal.p12"));
+    const passphrase = readFileSync(join(otherDir, "esign-seal.passphrase"), "utf8");
+    const { certificate } = await P12Signer.create(p12, passphrase);
+    writeFileSync(join(dir, "old-cert.pem"), new X509Certificate(certificate).toString());
     const current = createPdfEngine({
       identity: { dataDir: dir, previousCertificates: [join(dir, "old-cert.pem")] },
     });
@@ -380,9 +372,54 @@ describe("sealDocument and verifyDocument", () => {
         sealedByFerry: true,
         unchanged: true,
       });
+      expect(await engine.verifyDocument(oldSeal.bytes)).toMatchObject({ sealedByFerry: false });
     } finally {
       await current.close();
     }
+  });
+
+  it("seals with the operator's P12 and refuses one it cannot open", async () => {
+    const operatorDir = mkdtempSync(join(dir, "operator-"));
+    const made = createPdfEngine({ identity: { dataDir: operatorDir } });
+    await made.sealingCertificateFingerprint();
+    await made.close();
+    const operator = createPdfEngine({
+      identity: {
+        dataDir: mkdtempSync(join(dir, "unused-")),
+        p12Path: join(operatorDir, "esign-seal.p12"),
+        p12Passphrase: readFileSync(join(operatorDir, "esign-seal.passphrase"), "utf8"),
+      },
+    });
+    const wrong = createPdfEngine({
+      identity: { dataDir: dir, p12Path: join(operatorDir, "esign-seal.p12"), p12Passphrase: "not it" },
+    });
+    try {
+      const result = await operator.sealDocument(sealInput([]));
+      expect(pdfsig(result.bytes)).toContain("Signature is Valid.");
+      expect(await operator.verifyDocument(result.bytes)).toMatchObject({
+        sealedByFerry: true,
+        unchanged: true,
+      });
+      const err = await refusal(wrong.sealingCertificateFingerprint());
+      expect([err.reason, err.status]).toEqual(["SEALING_IDENTITY_INVALID", 500]);
+    } finally {
+      await operator.close();
+      await wrong.close();
+    }
+  });
+
+  it("keeps the completed document as the sealed file's first bytes", async () => {
+    const result = await engine.sealDocument(sealInput([placed({ value: { kind: "typed", text: "Jane" } })]));
+    const check = await engine.verifyDocument(result.bytes);
+    expect(check.unchanged).toBe(true);
+    const text = execFileSync("pdftotext", ["-f", "4", "-l", "4", "-", "-"], {
+      input: result.bytes,
+      encoding: "utf8",
+    });
+    const length = Number(/the first (\d+) bytes of this file/.exec(text.replace(/\s+/g, " "))?.[1]);
+    const prefix = result.bytes.subarray(0, length);
+    expect(createHash("sha256").update(prefix).digest("hex")).toBe(result.completedSha256);
+    expect(Buffer.from(prefix.subarray(0, original.length)).equals(Buffer.from(original))).toBe(true);
   });
 
   it("refuses fields that do not fit and values that do not suit their field, before sealing", async () => {

@@ -5,9 +5,12 @@
  * the upload kept in the data folder.
  */
 import { readdirSync } from "node:fs";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../../../test/helpers/app.js";
 import { multipart } from "../../../test/helpers/media.js";
+import { createFerry } from "../../app/ferry.js";
+import { loadConfig } from "../../config/config.js";
 import { PDF_LIMITS } from "../../pdf/index.js";
 import { textPdf } from "../../pdf/testing/fixtures.js";
 
@@ -241,5 +244,21 @@ describe("POST /verify/document", () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe("an operator's sealing certificate", () => {
+  it("stops the start when ESIGN_SIGNING_P12 cannot be opened with its passphrase", async () => {
+    const config = loadConfig({
+      FERRY_DATA_DIR: t.ferry.config.dataDir,
+      ESIGN_SIGNING_P12: `${t.ferry.config.dataDir}/esign-seal.p12`,
+      ESIGN_SIGNING_P12_PASSPHRASE: "wrong",
+    });
+    await expect(
+      createFerry(config, t.ferry.database, { logger: pino({ level: "silent" }) }),
+    ).rejects.toMatchObject({
+      reason: "SEALING_IDENTITY_INVALID",
+      detail: "The sealing certificate (ESIGN_SIGNING_P12) cannot be read with its passphrase.",
+    });
   });
 });
