@@ -17,6 +17,7 @@ import type { EnrichmentKind } from "../../src/features/enrichments/index.js";
 export const testVendor = {
   statuses: new Map<string, { status: string; final: boolean; result?: Record<string, unknown> }>(),
   started: [] as { ref: string; returnUrl: string; apiKey: unknown }[],
+  canceled: [] as string[],
 };
 
 /** The disclosure the test kind asks the recipient to accept before starting. */
@@ -41,7 +42,9 @@ function testVendorProvider(settings: ProviderSettings): EnrichmentProvider {
       if (!known) throw new ProviderError("not_found", "unknown step", "testvendor");
       return known;
     },
-    async cancel() {},
+    async cancel(ref) {
+      testVendor.canceled.push(ref);
+    },
     verifyWebhook(raw) {
       const header = raw.headers["x-test-signature"] ?? "";
       const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);

@@ -196,6 +196,22 @@ describe("enrichment providers", () => {
     expect(await t.ferry.enrichments.webhooks.reconcile()).toBe(0);
   });
 
+  it("cancels at the vendor a pending step deleted by the owner, by job", async () => {
+    const { step } = await startedStep();
+    expect((await call("DELETE", `${PATH}${step.id}/`)).statusCode).toBe(204);
+    const jobs = await t.ferry.database.db
+      .selectFrom("jobs")
+      .selectAll()
+      .where("kind", "=", "enrichments.cancel")
+      .where("state", "=", "queued")
+      .execute();
+    expect(jobs).toHaveLength(1);
+    expect(testVendor.canceled).not.toContain(`tv_${step.id}`);
+    await runJobHandler(t.ferry, jobs[0]!.kind, JSON.parse(jobs[0]!.payload), jobs[0]!);
+    expect(testVendor.canceled).toContain(`tv_${step.id}`);
+    await t.ferry.database.db.deleteFrom("jobs").where("kind", "=", "enrichments.cancel").execute();
+  });
+
   it("keeps a consent ledger reused across the session's steps", async () => {
     const c = await buildContainer(call);
     const ana = await addRecipient(call, c.id, { first_name: "Ana" });

@@ -7,6 +7,7 @@
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
+import type { JobQueue } from "../../jobs/queue.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
@@ -18,6 +19,7 @@ import type { ActionSource, Containers, FeatureExtensions, FeatureRow } from "..
 import { openSecret, sealSecret } from "../notifications/index.js";
 import { containerConsents } from "./consents.service.js";
 import { refuseWaiting } from "./enrichment-errors.js";
+import { ProviderCancelJob } from "./enrichment-jobs.js";
 import type { EnrichmentKind, EnrichmentView, KindApi } from "./enrichment-kind.js";
 import {
   connectionForKind,
@@ -42,6 +44,7 @@ export interface EnrichmentDeps {
   containers: Pick<Containers["containers"], "get">;
   lifecycle: Pick<Containers["lifecycle"], "completeFeature" | "featureChanged">;
   kinds: readonly EnrichmentKind[];
+  jobs: JobQueue;
 }
 
 /** Who changes a step's status: the owner (API key), the sandbox acting as the recipient, or the recipient. */
@@ -106,8 +109,17 @@ export class EnrichmentsService implements FeatureExtensions {
     await updateEnrichment(ex, row.id, { status: kind.expiredStatus, updated: now });
   }
 
-  async deleting(): Promise<void> {
-    // The enrichment row cascades with the feature; a vendor step is left to expire at the vendor.
+  /**
+   * A pending step started at a vendor is canceled there by a job queued in the deleting
+   * transaction (no vendor call inside it); the enrichment row cascades with the feature.
+   */
+  async deleting(ex: Executor, row: FeatureRow): Promise<void> {
+    const own = await findEnrichment(ex, row.id);
+    if (row.state !== "pending" || !own?.provider_ref || own.connection_id === null) return;
+    await this.deps.jobs.enqueue(ex, ProviderCancelJob, {
+      connection: own.connection_id,
+      ref: own.provider_ref,
+    });
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -14,18 +14,19 @@ import type { Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
 import type { Containers } from "../containers/index.js";
 import { consentRoutes } from "./consents.routes.js";
+import {
+  EnrichmentPurgeJob,
+  ProviderCancelJob,
+  ProviderReconcileJob,
+  ProviderWebhookJob,
+} from "./enrichment-jobs.js";
 import type { EnrichmentKind } from "./enrichment-kind.js";
 import { EnrichmentSteps } from "./enrichment-steps.service.js";
 import { enrichmentRoutes } from "./enrichments.routes.js";
 import { EnrichmentsService } from "./enrichments.service.js";
 import { ENRICHMENT_KINDS } from "./kinds.js";
 import { ProviderConnections } from "./provider-connections.service.js";
-import {
-  EnrichmentPurgeJob,
-  ProviderReconcileJob,
-  ProviderWebhookJob,
-  ProviderWebhooks,
-} from "./provider-webhooks.service.js";
+import { ProviderWebhooks } from "./provider-webhooks.service.js";
 import { providerConnectionRoutes, providerWebhookRoutes } from "./providers.routes.js";
 
 export { presentConsent } from "./consents.service.js";
@@ -68,6 +69,7 @@ export function createEnrichmentsFeature(deps: {
     containers: deps.containers.containers,
     lifecycle: deps.containers.lifecycle,
     kinds: deps.kinds ?? ENRICHMENT_KINDS,
+    jobs: deps.jobs,
   });
   deps.containers.extensions.set(engine);
   const connections = new ProviderConnections(engine);
@@ -83,6 +85,7 @@ export function createEnrichmentsFeature(deps: {
     ],
     jobs: [
       handleJob(ProviderWebhookJob, (payload) => webhooks.apply(payload.event)),
+      handleJob(ProviderCancelJob, (payload) => webhooks.cancel(payload)),
       handleJob(ProviderReconcileJob, (_payload, job) => webhooks.runRecurring(ProviderReconcileJob, job.id)),
       handleJob(EnrichmentPurgeJob, (_payload, job) => webhooks.runRecurring(EnrichmentPurgeJob, job.id)),
     ],

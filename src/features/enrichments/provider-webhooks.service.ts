@@ -9,12 +9,17 @@
 import type { Logger } from "pino";
 import type { RawWebhook, WebhookEvent } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import { ProviderError } from "../../adapters/enrichment-provider/enrichment-provider.js";
-import { defineJob, type EmptyPayload } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import { AppError, notFound } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode } from "../audit/index.js";
 import { openSecret, sealSecret } from "../notifications/index.js";
+import {
+  EnrichmentPurgeJob,
+  ProviderCancelJob,
+  ProviderReconcileJob,
+  ProviderWebhookJob,
+} from "./enrichment-jobs.js";
 import {
   connectionByWebhookHash,
   findByProviderRef,
@@ -30,12 +35,7 @@ import {
 import type { EnrichmentsService } from "./enrichments.service.js";
 import { type ProviderConnections, webhookSecretHash } from "./provider-connections.service.js";
 
-/** Applies one recorded webhook event. */
-export const ProviderWebhookJob = defineJob<{ event: number }>("enrichments.webhook");
-/** The recurring status fetch of steps open at a vendor. */
-export const ProviderReconcileJob = defineJob<EmptyPayload>("enrichments.reconcile");
-/** The recurring retention purge of enrichment results. */
-export const EnrichmentPurgeJob = defineJob<EmptyPayload>("enrichments.purge");
+export { EnrichmentPurgeJob, ProviderCancelJob, ProviderReconcileJob, ProviderWebhookJob };
 
 const BODY_LABEL = (connectionId: number) => `provider-webhook:${connectionId}`;
 
@@ -164,6 +164,21 @@ export class ProviderWebhooks {
 
   private async kindName(trx: Parameters<EnrichmentsService["applyStatus"]>[0], featureId: number) {
     return (await findEnrichment(trx, featureId))?.kind;
+  }
+
+  /**
+   * The cancel job: cancels a deleted step at its vendor. A retryable failure is thrown (the job
+   * is retried); any other is logged, as the step is gone on Ferry's side either way.
+   */
+  async cancel(payload: { connection: number; ref: string }): Promise<void> {
+    const connection = await findConnectionById(this.deps.database.db, payload.connection);
+    if (!connection) return;
+    try {
+      await (await this.connections.forConnection(connection)).cancel(payload.ref);
+    } catch (err) {
+      if (err instanceof ProviderError && err.retryable) throw err;
+      this.logger.warn({ err: (err as Error).message, connection: connection.id }, "provider cancel failed");
+    }
   }
 
   /** Asks the provider of every step still open at a vendor for its status; returns how many changed. */
