@@ -8,6 +8,12 @@
  * 3. Features meet at their public entry: a feature imports another feature only through its index.ts.
  * 4. SQL stays in repositories: only *.repository.ts files, src/db/ and src/jobs/ import Kysely.
  * 5. Only src/config/ reads the environment (process.env).
+ * 6. Enrichment kinds stay apart (ADR 0063): a file of features/enrichments/kinds/<kind>/ imports
+ *    from the enrichments only its own folder and enrichment-kind.ts; no other file of the
+ *    enrichments but kinds.ts (the registry) imports a kind.
+ * 7. Provider ports hold types and errors only: a port file (src/adapters/enrichment-provider/ and
+ *    any src/adapters/<port>/*.port.ts) imports nothing but types and other port files, never an
+ *    implementation.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -69,8 +75,58 @@ export function violations(from: string, text: string): string[] {
       }
     }
   }
+  out.push(...kindViolations(from, text), ...portViolations(from, text));
   if (top !== "config" && /\bprocess\.env\b/.test(text)) {
     out.push(`${from}: reads process.env outside src/config/ (rule 5)`);
+  }
+  return out;
+}
+
+const KINDS = "features/enrichments/kinds/";
+
+/** Rule 6: kinds import each other never, and only the registry imports them. */
+function kindViolations(from: string, text: string): string[] {
+  const out: string[] = [];
+  const file = join(src, from);
+  const ownKind = from.startsWith(KINDS) ? from.slice(KINDS.length).split("/")[0] : undefined;
+  for (const specifier of importsOf(text)) {
+    const to = target(file, specifier);
+    if (!to?.startsWith("features/enrichments/")) continue;
+    if (ownKind !== undefined) {
+      const allowed =
+        to === "features/enrichments/enrichment-kind.ts" || to.startsWith(`${KINDS}${ownKind}/`);
+      if (!allowed)
+        out.push(`${from}: imports ${to}; a kind imports only its folder and enrichment-kind.ts (rule 6)`);
+    } else if (
+      from.startsWith("features/enrichments/") &&
+      to.startsWith(KINDS) &&
+      from !== "features/enrichments/kinds.ts"
+    ) {
+      out.push(`${from}: imports the kind ${to}; only features/enrichments/kinds.ts does (rule 6)`);
+    }
+  }
+  return out;
+}
+
+/** True for a provider port file (types and errors only). */
+export function isPortFile(path: string): boolean {
+  return path.startsWith("adapters/enrichment-provider/") || /^adapters\/[^/]+\/[^/]+\.port\.ts$/.test(path);
+}
+
+/** Rule 7: a port file imports only types and other port files. */
+function portViolations(from: string, text: string): string[] {
+  if (!isPortFile(from)) return [];
+  const out: string[] = [];
+  const file = join(src, from);
+  const valueImports = [
+    ...text.matchAll(/\bimport\s+(?!type\b)[^'"]*?\sfrom\s*["']([^"']+)["']/g),
+    ...text.matchAll(/\bexport\s+(?!type\b)[^'"]*?\sfrom\s*["']([^"']+)["']/g),
+    ...text.matchAll(/\bimport\s*\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m) => m[1]!);
+  for (const specifier of valueImports) {
+    const to = target(file, specifier);
+    if (to && isPortFile(to)) continue;
+    out.push(`${from}: a provider port imports ${specifier}, not only types (rule 7)`);
   }
   return out;
 }

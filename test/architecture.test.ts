@@ -48,4 +48,39 @@ describe("architecture boundaries", () => {
     expect(violations("features/media/media.service.ts", "const x = process.env.X;")).toHaveLength(1);
     expect(violations("config/config.ts", "const x = process.env.X;")).toEqual([]);
   });
+
+  it("keep enrichment kinds apart: a kind imports only its folder and the descriptor", () => {
+    const from = "features/enrichments/kinds/esign/esign.kind.ts";
+    expect(violations(from, 'import { x } from "../externalurl/externalurl.kind.js";')).toEqual([
+      `${from}: imports features/enrichments/kinds/externalurl/externalurl.kind.ts; a kind imports only its folder and enrichment-kind.ts (rule 6)`,
+    ]);
+    expect(violations(from, 'import { x } from "../../enrichments.service.js";')).toHaveLength(1);
+    expect(violations(from, 'import type { EnrichmentKind } from "../../enrichment-kind.js";')).toEqual([]);
+    expect(violations(from, 'import { p } from "./providers/local.js";')).toEqual([]);
+    expect(
+      violations(
+        "features/enrichments/enrichments.service.ts",
+        'import { k } from "./kinds/esign/esign.kind.js";',
+      ),
+    ).toHaveLength(1);
+    expect(
+      violations("features/enrichments/kinds.ts", 'import { k } from "./kinds/esign/esign.kind.js";'),
+    ).toEqual([]);
+  });
+
+  it("keep provider ports to types: a port imports no implementation", () => {
+    const port = "adapters/esign/esign.port.ts";
+    expect(violations(port, 'import { DocuSign } from "./docusign-esign.js";')).toEqual([
+      `${port}: a provider port imports ./docusign-esign.js, not only types (rule 7)`,
+    ]);
+    expect(
+      violations(
+        port,
+        'import type { NeutralOutcome } from "../enrichment-provider/enrichment-provider.js";',
+      ),
+    ).toEqual([]);
+    expect(
+      violations(port, 'export { ProviderError } from "../enrichment-provider/enrichment-provider.js";'),
+    ).toEqual([]);
+  });
 });

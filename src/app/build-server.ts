@@ -38,12 +38,13 @@ declare module "fastify" {
 
 /**
  * Masks recipient identifiers, session tokens and dashboard setup links in paths so they never reach
- * logs whole: /r/abcd…/, /dashboard/setup/abcd…
+ * logs whole: /r/abcd…/, /dashboard/setup/abcd…, provider webhook secrets and step return links
  */
 export function maskPath(url: string): string {
   return url
     .replace(/\/([rs])\/([^/?#]{4})[^/?#]*/g, "/$1/$2…")
-    .replace(/\/dashboard\/setup\/(?!two-factor\b)([^/?#]{4})[^/?#]*/g, "/dashboard/setup/$1…");
+    .replace(/\/dashboard\/setup\/(?!two-factor\b)([^/?#]{4})[^/?#]*/g, "/dashboard/setup/$1…")
+    .replace(/\/(webhook|steps\/return)\/([^/?#]{4})[^/?#]*/g, "/$1/$2…");
 }
 
 /**

@@ -23,6 +23,11 @@ import {
   dashboardCommands,
   dashboardOwnerPages,
 } from "../features/dashboard/index.js";
+import {
+  createEnrichmentsFeature,
+  type EnrichmentKind,
+  type Enrichments,
+} from "../features/enrichments/index.js";
 import { createLifecycleFeature, type LifecycleService } from "../features/lifecycle/index.js";
 import {
   blobStoreOptionsFromConfig,
@@ -84,6 +89,7 @@ export interface Ferry {
   readonly lifecycle: LifecycleService;
   readonly recipient: RecipientPages;
   readonly containers: Containers;
+  readonly enrichments: Enrichments;
   readonly dashboard: Dashboard;
   /** The PDF engine: inspects, seals and verifies signed documents on worker threads. */
   readonly pdf: PdfEngine;
@@ -114,6 +120,8 @@ export interface FerryOverrides {
    * CLI stdout must stay parseable).
    */
   startupWarnings?: boolean;
+  /** The enrichment kinds to serve instead of the registered ones (tests add a test kind). */
+  enrichmentKinds?: readonly EnrichmentKind[];
 }
 
 /** Every feature command's name and usage, in `ferry help` order (no services needed to list them). */
@@ -347,6 +355,16 @@ export async function createFerry(
     accounts,
   });
 
+  const enrichments = createEnrichmentsFeature({
+    ...base,
+    keyRing,
+    audit: writer,
+    jobs,
+    logger: logger.child({ component: "enrichments" }),
+    containers: containers.service,
+    ...(overrides.enrichmentKinds ? { kinds: overrides.enrichmentKinds } : {}),
+  });
+
   const session = createSessionFeature({
     ...base,
     audit: writer,
@@ -358,6 +376,7 @@ export async function createFerry(
     sessions: containers.service.sessions,
     tokens: recipient.service.tokens,
     twoFactor: recipient.service.twoFactor,
+    steps: enrichments.service.steps,
   });
 
   const verifyDocument = createVerifyDocumentFeature({ config, keyRing, rateLimiter, pdf });
@@ -370,6 +389,7 @@ export async function createFerry(
     audit: audit.service,
     requests: requests.service,
     containers: containers.service,
+    enrichments: enrichments.service,
     callbacks: callbacks.service,
     notificationLog: notifications.service.log,
     media: media.service,
@@ -393,6 +413,7 @@ export async function createFerry(
     media,
     lifecycle,
     containers,
+    enrichments,
     session,
     dashboard,
     verifyDocument,
@@ -421,6 +442,7 @@ export async function createFerry(
     lifecycle: lifecycle.service,
     recipient: recipient.service,
     containers: containers.service,
+    enrichments: enrichments.service,
     dashboard: dashboard.service,
     pdf,
     routes: [...features.flatMap((f) => f.routes ?? []), ...ownerPages, webStaticRoutes],

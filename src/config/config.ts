@@ -466,6 +466,18 @@ export const settings = {
     example: "72",
     parse: int(72, 1, 87_600),
   },
+  ENRICHMENT_RECONCILE_SECONDS: {
+    group: "worker",
+    doc: "How often the worker asks providers for the status of enrichment steps still open at a vendor (recovers missed webhooks).",
+    example: "300",
+    parse: int(300, 5, 86_400),
+  },
+  ENRICHMENT_PURGE_SECONDS: {
+    group: "worker",
+    doc: "How often the worker destroys enrichment results past their kind's retention.",
+    example: "3600",
+    parse: int(3600, 5, 86_400),
+  },
   LIFECYCLE_SWEEP_INTERVAL_SECONDS: {
     group: "worker",
     doc: "How often the worker looks for push requests past their expires_at (expiry happens within this delay).",

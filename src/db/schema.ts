@@ -537,7 +537,8 @@ export interface ContainerFeaturesTable {
   account_id: number;
   container_id: number;
   kind: string;
-  direction: "push" | "pull";
+  /** push and pull take files; enrichment kinds take none ("none"). */
+  direction: "push" | "pull" | "none";
   title: string;
   description: string;
   requester_privatenotes: string;
@@ -617,6 +618,84 @@ export interface DashboardSessionsTable {
   expires_at: string;
 }
 
+/** A feature waits for another of its container to complete (`after`). */
+export interface ContainerFeaturePrerequisitesTable {
+  feature_id: number;
+  after_id: number;
+}
+
+/** The kind-specific part of an enrichment feature (ADR 0063). */
+export interface EnrichmentFeaturesTable {
+  feature_id: number;
+  account_id: number;
+  kind: string;
+  /** The kind's own status (pending, returned, signed, declined, ...). */
+  status: string;
+  /** JSON of what the owner gave. */
+  payload: Generated<string>;
+  /** JSON of the outcome; sealed (kid + ciphertext) when `result_kid` is set. */
+  result_kid: string | null;
+  result: string | null;
+  provider: Generated<string>;
+  connection_id: number | null;
+  provider_ref: string | null;
+  /** When the retention purge destroyed the result. */
+  result_purged_at: string | null;
+  created: string;
+  updated: string;
+}
+
+/** An account's chosen provider for one enrichment kind. */
+export interface ProviderConnectionsTable {
+  id: Generated<number>;
+  account_id: number;
+  kind: string;
+  provider: string;
+  /** "test" or "live". */
+  mode: Generated<string>;
+  credentials_kid: string | null;
+  /** Sealed JSON of the provider's settings; never returned. */
+  credentials: string | null;
+  /** SHA-256 hex of the webhook URL's secret (the lookup key of the ingress). */
+  webhook_secret_hash: string;
+  webhook_secret_kid: string;
+  /** The webhook secret, sealed (shown to the owner in the webhook URL). */
+  webhook_secret: string;
+  created: string;
+  updated: string;
+}
+
+/** A verified provider webhook, stored sealed once per (connection, event id). */
+export interface ProviderWebhookEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  connection_id: number;
+  provider: string;
+  event_id: string;
+  body_kid: string;
+  body: string;
+  received_at: string;
+  processed_at: string | null;
+  outcome: string | null;
+}
+
+/** One disclosure a recipient accepted (the consent ledger). */
+export interface ConsentsTable {
+  id: Generated<number>;
+  account_id: number;
+  container_id: number;
+  recipient_id: number;
+  feature_id: number | null;
+  disclosure_id: string;
+  disclosure_version: string;
+  text_sha256: string;
+  accepted_at: string;
+  ip: Generated<string>;
+  user_agent: Generated<string>;
+  /** How the recipient was authenticated: link, link+code, ... */
+  auth_method: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
@@ -654,4 +733,9 @@ export interface DB {
   container_features: ContainerFeaturesTable;
   container_feature_permissions: ContainerFeaturePermissionsTable;
   container_media_tags: ContainerMediaTagsTable;
+  container_feature_prerequisites: ContainerFeaturePrerequisitesTable;
+  enrichment_features: EnrichmentFeaturesTable;
+  provider_connections: ProviderConnectionsTable;
+  provider_webhook_events: ProviderWebhookEventsTable;
+  consents: ConsentsTable;
 }

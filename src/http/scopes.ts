@@ -15,6 +15,7 @@ export const SCOPE_AREAS = [
   "branding",
   "sandbox",
   "containers",
+  "providers",
 ] as const;
 
 /** One area of the API a route belongs to. */

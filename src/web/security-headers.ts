@@ -17,7 +17,15 @@ const RECIPIENT_CSP =
 export interface PageAssets {
   hosts: string[];
   base: string | undefined;
+  /**
+   * Origins a form of the page may lead to beside its own (`https://host[:port]`): a session step
+   * whose form post answers with a redirect to the owner's or a vendor's page (ADR 0065).
+   */
+  formActions?: string[] | undefined;
 }
+
+/** An origin a CSP `form-action` may name. */
+const CSP_ORIGIN = /^https?:\/\/[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?$/;
 
 /** A host as a CSP host source may name it (name or IPv4 address, optional port), lower case. */
 const CSP_HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?$/;
@@ -56,7 +64,8 @@ export function assetSources(assets: PageAssets): string {
 
 /** The CSP of a recipient or session page showing the assets of the account at `assets`. */
 function brandedPageCsp(assets: PageAssets): string {
-  return `default-src 'none'; script-src 'self'; connect-src 'self'; ${assetSources(assets)}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
+  const forms = ["'self'", ...(assets.formActions ?? []).filter((o) => CSP_ORIGIN.test(o))].join(" ");
+  return `default-src 'none'; script-src 'self'; connect-src 'self'; ${assetSources(assets)}; frame-ancestors 'none'; form-action ${forms}; base-uri 'none'`;
 }
 
 /**

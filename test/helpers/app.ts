@@ -5,6 +5,7 @@ import { createFerry, type Ferry } from "../../src/app/ferry.js";
 import { loadConfig } from "../../src/config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrator.js";
+import type { EnrichmentKind } from "../../src/features/enrichments/index.js";
 import type { JobRow } from "../../src/jobs/queue.js";
 import { FixedClock } from "../../src/shared/clock.js";
 import type { RouteModule } from "../../src/shared/feature.js";
@@ -41,6 +42,8 @@ export async function createTestApp(
     extraRoutes?: RouteModule[];
     rateLimitPrefix?: string;
     onQuery?: (sql: string, parameters: readonly unknown[]) => void;
+    /** Enrichment kinds to serve instead of the registered ones (a test kind beside them). */
+    enrichmentKinds?: readonly EnrichmentKind[];
   } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
@@ -62,6 +65,7 @@ async function buildTestApp(
     extraRoutes?: RouteModule[];
     rateLimitPrefix?: string;
     onQuery?: (sql: string, parameters: readonly unknown[]) => void;
+    enrichmentKinds?: readonly EnrichmentKind[];
   },
   drop: () => Promise<void>,
 ): Promise<TestApp> {
@@ -80,6 +84,7 @@ async function buildTestApp(
     clock,
     logger: pino({ level: process.env.FERRY_TEST_LOG ?? "silent" }),
     rateLimitPrefix: options.rateLimitPrefix ?? `ferry-test-${randomId(6)}`,
+    ...(options.enrichmentKinds ? { enrichmentKinds: options.enrichmentKinds } : {}),
   });
   const app = await buildServer(ferry, options);
   await app.ready();

@@ -447,7 +447,11 @@ export function redactSecrets(text: string): string {
  */
 export function sanitizePath(path: string): string {
   const bare = path.split(/[?#]/, 1)[0] ?? "";
-  return redactSecrets(bare.replace(/\/([rs])\/([^/]{4})[^/]*/g, "/$1/$2…"));
+  return redactSecrets(
+    bare
+      .replace(/\/([rs])\/([^/]{4})[^/]*/g, "/$1/$2…")
+      .replace(/\/(webhook|steps\/return)\/([^/]{4})[^/]*/g, "/$1/$2…"),
+  );
 }
 
 function truncate(value: string, max: number): string {

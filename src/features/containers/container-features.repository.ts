@@ -212,3 +212,55 @@ export async function renameTag(ex: Executor, id: number, name: string, now: str
 export async function deleteTag(ex: Executor, id: number): Promise<void> {
   await ex.deleteFrom("container_media_tags").where("id", "=", id).execute();
 }
+
+// ---------------------------------------------------------------------------------------------
+// prerequisites (`after`)
+
+/** The features each feature waits for (a feature absent from the map waits for none). */
+export async function prerequisitesOf(ex: Executor, featureIds: number[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (featureIds.length === 0) return out;
+  const rows = await ex
+    .selectFrom("container_feature_prerequisites")
+    .select(["feature_id", "after_id"])
+    .where("feature_id", "in", featureIds)
+    .orderBy("after_id")
+    .execute();
+  for (const r of rows) out.set(r.feature_id, [...(out.get(r.feature_id) ?? []), r.after_id]);
+  return out;
+}
+
+/** Every `after` edge of a container's features (for cycle checks). */
+export async function prerequisitesOfContainer(
+  ex: Executor,
+  containerId: number,
+): Promise<{ feature_id: number; after_id: number }[]> {
+  return ex
+    .selectFrom("container_feature_prerequisites as p")
+    .innerJoin("container_features as f", "f.id", "p.feature_id")
+    .select(["p.feature_id", "p.after_id"])
+    .where("f.container_id", "=", containerId)
+    .execute();
+}
+
+/** Replaces the features `featureId` waits for. */
+export async function setPrerequisites(ex: Executor, featureId: number, afterIds: number[]): Promise<void> {
+  await ex.deleteFrom("container_feature_prerequisites").where("feature_id", "=", featureId).execute();
+  if (afterIds.length === 0) return;
+  await ex
+    .insertInto("container_feature_prerequisites")
+    .values(afterIds.map((after_id) => ({ feature_id: featureId, after_id })))
+    .execute();
+}
+
+/** The pending features that wait for `featureId`. */
+export async function pendingDependentsOf(ex: Executor, featureId: number): Promise<FeatureRow[]> {
+  return ex
+    .selectFrom("container_features as f")
+    .innerJoin("container_feature_prerequisites as p", "p.feature_id", "f.id")
+    .selectAll("f")
+    .where("p.after_id", "=", featureId)
+    .where("f.state", "=", "pending")
+    .orderBy("f.id")
+    .execute();
+}

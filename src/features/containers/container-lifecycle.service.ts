@@ -12,6 +12,7 @@ import {
   finishFeature,
   markFilesDestroyed,
   permissionsOf,
+  prerequisitesOf,
 } from "./container-features.repository.js";
 import { type ContainerDeps, nowText, rowLock } from "./containers.context.js";
 import { containerRef, featureEventBody } from "./containers.presenter.js";
@@ -50,12 +51,24 @@ export class ContainerLifecycle {
 
   private async featureEvent(trx: Executor, row: FeatureRow): Promise<void> {
     const permissions = (await permissionsOf(trx, [row.id])).get(row.id) ?? [];
+    const after = (await prerequisitesOf(trx, [row.id])).get(row.id) ?? [];
+    const { extensions } = this.deps;
+    const extension = extensions.owns(row.kind) ? await extensions.eventDetails(trx, row) : undefined;
     await this.deps.events.emit(trx, {
       accountId: row.account_id,
       containerId: row.container_id,
       type: "feature",
-      body: { feature: featureEventBody(row, permissions) },
+      body: { feature: featureEventBody(row, permissions, extension, after) },
     });
+  }
+
+  /**
+   * Sends the `feature` callback of a feature whose kind-specific status changed while it stays
+   * pending (an enrichment step opened, viewed, partially signed...), in `trx`.
+   */
+  async featureChanged(trx: Executor, featureId: number): Promise<void> {
+    const row = await findFeatureById(trx, featureId);
+    if (row) await this.featureEvent(trx, row);
   }
 
   /**
@@ -124,6 +137,7 @@ export class ContainerLifecycle {
       // One sweep takes the feature: the others find its files destroyed already.
       if (!(await markFilesDestroyed(trx, featureId, now))) return false;
       const expired = before.state === "pending" && (await finishFeature(trx, featureId, "expired", { now }));
+      if (expired && deps.extensions.owns(before.kind)) await deps.extensions.expired(trx, before, now);
       await deps.media.removeAllOfFeature(trx, featureId, now, "its feature expired");
       const row = (await findFeatureById(trx, featureId))!;
       await deps.audit.write(trx, {

@@ -5,6 +5,7 @@ import { toTimestamp } from "../../shared/time.js";
 import type { FeatureTargets, FeatureUploader, UploadTarget } from "../media/index.js";
 import { findFeatureById, permissionsOf } from "./container-features.repository.js";
 import { findContainerById } from "./containers.repository.js";
+import { refuseWhileWaiting } from "./feature-order.js";
 
 /**
  * The container tables' own state with no dependency on other features, built before the media
@@ -34,6 +35,7 @@ export class ContainerRecords implements FeatureTargets {
       if (allowed && !allowed.includes(who.recipientId)) throw notFound("Feature");
       if (feature.direction !== "pull") throw unprocessable("This feature does not take files.");
       if (container.state === "draft") throw unprocessable("This container was not sent yet.");
+      await refuseWhileWaiting(ex, feature);
     }
     if (feature.state !== "pending")
       throw unprocessable(`The feature is ${feature.state}: it takes no more files.`);
@@ -74,5 +76,6 @@ export class ContainerRecords implements FeatureTargets {
     ) {
       throw new AppError("GONE", "This feature has expired; its files were removed.");
     }
+    await refuseWhileWaiting(ex, feature);
   }
 }

@@ -10,6 +10,7 @@ import type { ContainerLifecycle } from "./container-lifecycle.service.js";
 import { type ContainerDeps, loadContainer, pathId } from "./containers.context.js";
 import { itemsOfContainer, recipientsOf } from "./containers.repository.js";
 import type { ContainersService } from "./containers.service.js";
+import { refuseWhileWaiting } from "./feature-order.js";
 import type { FeaturesService } from "./features.service.js";
 
 /** Deterministic file content of `size` bytes, generated in 64 KiB pieces as it is read. */
@@ -135,6 +136,9 @@ export class ContainerSandbox {
     if (!feature) throw notFound("Feature");
     const c = await loadContainer(deps, db, auth.accountId, feature.container_id);
     if (c.row.state === "draft") throw unprocessable("Send the container's notifications first.");
+    if (feature.direction === "none")
+      throw unprocessable("This feature is an enrichment step: use its own sandbox helper.");
+    await refuseWhileWaiting(db, feature);
     if (feature.direction === "pull") {
       const allowed = (await permissionsOf(db, [feature.id])).get(feature.id);
       const recipients = (await recipientsOf(db, c.row.id)).filter((r) => !allowed || allowed.includes(r.id));

@@ -14,6 +14,7 @@ import type { RequesterRow, RequestersService } from "../requesters/index.js";
 import type { RequestRecords, RequestRow } from "../requests/index.js";
 import type { ContainerEvents } from "./container-events.js";
 import { type ContainerLock, type ContainerRow, findContainer } from "./containers.repository.js";
+import type { FeatureExtensions } from "./feature-extensions.js";
 
 /** What the container services work with. */
 export interface ContainerDeps {
@@ -29,6 +30,8 @@ export interface ContainerDeps {
   branding: Pick<BrandingService, "recipientHost">;
   /** The account's default language, which the session emails and SMS are written in (ADR 0033). */
   accounts: Pick<AccountsService, "profile">;
+  /** The enrichment kinds, plugged in at composition (ADR 0063). */
+  extensions: FeatureExtensions;
 }
 
 /** A container with its row in the id space it shares with requests. */

@@ -121,24 +121,30 @@ function extensionsOf(row: FeatureRow): string[] | null {
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
-/** What every feature view shows. */
-function featureBase(row: FeatureRow, permissions: number[]) {
+/** What every feature view shows, enrichments included. */
+export function featureBase(row: FeatureRow, permissions: number[], after: number[] = []) {
   return {
     id: row.id,
     container: row.container_id,
     state: row.state,
     expiration: row.expires_at,
     recipient_permissions: permissions,
+    after,
     created: row.created,
     updated: row.updated,
   };
 }
 
 /** A pushpull feature: a push or pull exchange shaped like a request. */
-export function presentPushPull(row: FeatureRow, permissions: number[], tags: MediaTagRow[] = []) {
+export function presentPushPull(
+  row: FeatureRow,
+  permissions: number[],
+  tags: MediaTagRow[] = [],
+  after: number[] = [],
+) {
   return {
-    ...featureBase(row, permissions),
-    type: row.direction,
+    ...featureBase(row, permissions, after),
+    type: row.direction as "push" | "pull",
     message: row.description,
     receiver_message: row.receiver_message,
     requester_privatenotes: row.requester_privatenotes,
@@ -153,9 +159,9 @@ export function presentPushPull(row: FeatureRow, permissions: number[], tags: Me
 }
 
 /** A pull feature of a P2 container. */
-export function presentPull(row: FeatureRow, permissions: number[]) {
+export function presentPull(row: FeatureRow, permissions: number[], after: number[] = []) {
   return {
-    ...featureBase(row, permissions),
+    ...featureBase(row, permissions, after),
     title: row.title,
     description: row.description,
     receiver_message: row.receiver_message,
@@ -166,9 +172,9 @@ export function presentPull(row: FeatureRow, permissions: number[]) {
 }
 
 /** A push feature of a P2 container. */
-export function presentPush(row: FeatureRow, permissions: number[]) {
+export function presentPush(row: FeatureRow, permissions: number[], after: number[] = []) {
   return {
-    ...featureBase(row, permissions),
+    ...featureBase(row, permissions, after),
     title: row.title,
     description: row.description,
     max_file_downloads: num(row.max_file_downloads),
@@ -180,8 +186,16 @@ export function presentTag(row: MediaTagRow) {
   return { id: row.id, pushpull: row.feature_id, name: row.name, created: row.created, updated: row.updated };
 }
 
-/** The `feature` object of a `feature` callback. */
-export function featureEventBody(row: FeatureRow, permissions: number[]) {
+/**
+ * The `feature` object of a `feature` callback; an extension kind's nested object comes from the kind
+ * (`extension`), push and pull build theirs here.
+ */
+export function featureEventBody(
+  row: FeatureRow,
+  permissions: number[],
+  extension?: Record<string, unknown>,
+  after: number[] = [],
+) {
   const details = {
     id: row.id,
     container: row.container_id,
@@ -196,13 +210,14 @@ export function featureEventBody(row: FeatureRow, permissions: number[]) {
     id: row.id,
     container: row.container_id,
     feature_attr: row.kind,
-    type: row.direction,
+    type: row.direction === "none" ? null : row.direction,
     title: row.title,
     description: row.description,
     state: row.state,
     expiration: row.expires_at,
     created: row.created,
     updated: row.updated,
-    [row.kind]: details,
+    after,
+    [row.kind]: extension ? { id: row.id, container: row.container_id, ...extension } : details,
   };
 }

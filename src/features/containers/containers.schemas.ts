@@ -216,13 +216,18 @@ export const ReplySchema = Type.Object(
   { title: "ContainerMessageReply" },
 );
 
-const featureCommon = {
+/** The fields every feature kind shows, enrichments included (exported for their schemas). */
+export const featureCommon = {
   id: Type.Integer({ examples: [31] }),
   container: Type.Integer({ examples: [7] }),
   state: Type.Union([Type.Literal("pending"), Type.Literal("complete"), Type.Literal("expired")]),
   expiration: NullableTimestamp("When the feature expires (its files are then destroyed)."),
   recipient_permissions: Type.Array(Type.Integer(), {
     description: "Recipients who may see the feature; empty: every recipient of the container.",
+  }),
+  after: Type.Array(Type.Integer(), {
+    description:
+      "Features of the same container this one waits for: it opens to the recipient once they are all complete.",
   }),
   created: Timestamp(),
   updated: Timestamp(),
@@ -284,12 +289,19 @@ export const PushFeatureSchema = Type.Object(
   { title: "PushFeature" },
 );
 
-const featureInputCommon = {
+/** The input fields every feature kind takes, enrichments included (exported for their schemas). */
+export const featureInputCommon = {
   container: Type.Union([Type.Integer(), Type.String()], {
     description: "Container id (required on create).",
   }),
   expiration: Type.Optional(NullableTimestamp("Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation.")),
   recipient_permissions: Type.Optional(Type.Array(Type.Integer())),
+  after: Type.Optional(
+    Type.Array(Type.Integer(), {
+      description:
+        "Ids of features of the same container to wait for (422 for another container's or a cycle).",
+    }),
+  ),
 };
 const fileLimitInputs = {
   allowed_file_extensions: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String(), Type.Null()])),

@@ -25,8 +25,10 @@ import {
   listFeatures,
   type MediaTagRow,
   permissionsOf,
+  prerequisitesOf,
   renameTag,
   setPermissions,
+  setPrerequisites,
   tagsOf,
   updateFeature,
 } from "./container-features.repository.js";
@@ -41,15 +43,30 @@ import {
   recordChange,
   rowLock,
 } from "./containers.context.js";
-import { presentPull, presentPush, presentPushPull, presentTag } from "./containers.presenter.js";
+import {
+  featureBase,
+  presentPull,
+  presentPush,
+  presentPushPull,
+  presentTag,
+} from "./containers.presenter.js";
 import { findContainerById, recipientsOf } from "./containers.repository.js";
+import type { FeatureExtensions } from "./feature-extensions.js";
+import { checkAfter, refuseDeletingPrerequisite, waitingFor } from "./feature-order.js";
 import { optionalId } from "./recipients.service.js";
 
-/** The feature kinds of today; later interactions (signing, payment, ...) are new kinds. */
 /** How many times a pushed file may be downloaded when the feature names no limit. */
 const PUSH_DOWNLOADS_DEFAULT = 6;
 
+/** The kinds the containers implement; enrichment kinds come through FeatureExtensions. */
 export type FeatureKind = "pushpull" | "pull" | "push";
+
+/** Creating or changing a feature of an extension kind: its own part, in the same transaction. */
+export type ExtensionWrite = (trx: Executor, row: FeatureRow) => Promise<void>;
+
+function isCoreKind(kind: string): kind is FeatureKind {
+  return kind === "pushpull" || kind === "pull" || kind === "push";
+}
 
 const LIMITS = { title: 255, description: 20_000, notes: 5000, extensions: 50, tag: 255 } as const;
 
@@ -78,6 +95,7 @@ interface FeatureInput {
   maxDownloads?: number | null;
   expiresAt?: string | null;
   permissions?: number[];
+  after?: number[];
 }
 
 /** Reads `allowed_file_extensions`: a list or a comma-separated string, without dots, lower case. */
@@ -109,9 +127,13 @@ function readExtensions(body: Body, errors: FieldErrors): string[] | null | unde
   return out.length ? out : null;
 }
 
-/** Reads `recipient_permissions`: a list of recipient ids (integers or numeric strings). */
-function readPermissions(body: Body, errors: FieldErrors): number[] | undefined {
-  const raw = body.recipient_permissions;
+/** Reads a list of ids (`recipient_permissions`, `after`): integers or numeric strings. */
+function readPermissions(
+  body: Body,
+  errors: FieldErrors,
+  field = "recipient_permissions",
+): number[] | undefined {
+  const raw = body[field];
   if (raw === undefined) return undefined;
   if (raw === null || raw === "") return [];
   const list = Array.isArray(raw) ? raw : String(raw).split(",");
@@ -119,7 +141,7 @@ function readPermissions(body: Body, errors: FieldErrors): number[] | undefined 
   for (const item of list) {
     const id = parseId(typeof item === "object" && item !== null ? (item as Body).id : item);
     if (id === undefined) {
-      errors.add("recipient_permissions", `Invalid pk "${String(item)}" - object does not exist.`);
+      errors.add(field, `Invalid pk "${String(item)}" - object does not exist.`);
       return undefined;
     }
     if (!out.includes(id)) out.push(id);
@@ -140,7 +162,7 @@ function readExpiry(body: Body, errors: FieldErrors): string | null | undefined 
   return toTimestamp(date);
 }
 
-function readFeatureInput(kind: FeatureKind, raw: Body, creating: boolean): FeatureInput {
+function readFeatureInput(kind: string, raw: Body, creating: boolean): FeatureInput {
   const errors = new FieldErrors();
   const out: FeatureInput = {};
   if (kind === "pushpull") {
@@ -158,7 +180,7 @@ function readFeatureInput(kind: FeatureKind, raw: Body, creating: boolean): Feat
     const description = readString(raw, "description", errors, { max: LIMITS.description, nullable: true });
     if (description !== undefined) out.description = description ?? "";
   }
-  if (kind !== "push") {
+  if (kind === "pull" || kind === "pushpull") {
     const extensions = readExtensions(raw, errors);
     if (extensions !== undefined) out.extensions = extensions;
     const size = readInteger(raw, "max_file_size", errors, {
@@ -182,6 +204,8 @@ function readFeatureInput(kind: FeatureKind, raw: Body, creating: boolean): Feat
   if (expires !== undefined) out.expiresAt = expires;
   const permissions = readPermissions(raw, errors);
   if (permissions !== undefined) out.permissions = permissions;
+  const after = readPermissions(raw, errors, "after");
+  if (after !== undefined) out.after = after;
   errors.throwIfAny();
   return out;
 }
@@ -195,17 +219,35 @@ export class FeaturesService {
   constructor(
     private readonly deps: ContainerDeps,
     private readonly lifecycle: Pick<ContainerLifecycle, "settleContainer">,
+    private readonly extensions: FeatureExtensions,
   ) {}
 
-  /** The API view of a feature of its kind. */
+  /** The API view of a feature of its kind (an extension kind's fields come from its module). */
   async present(ex: Executor, row: FeatureRow): Promise<FeatureView> {
     const permissions = (await permissionsOf(ex, [row.id])).get(row.id) ?? [];
-    if (row.kind === "pushpull") return presentPushPull(row, permissions, await tagsOf(ex, [row.id]));
-    if (row.kind === "pull") return presentPull(row, permissions);
-    return presentPush(row, permissions);
+    const after = (await prerequisitesOf(ex, [row.id])).get(row.id) ?? [];
+    if (row.kind === "pushpull") return presentPushPull(row, permissions, await tagsOf(ex, [row.id]), after);
+    if (row.kind === "pull") return presentPull(row, permissions, after);
+    if (row.kind === "push") return presentPush(row, permissions, after);
+    return {
+      ...featureBase(row, permissions, after),
+      title: row.title,
+      description: row.description,
+      ...(await this.extensions.present(ex, row)),
+    } as unknown as FeatureView;
   }
 
-  private async require(ex: Executor, accountId: number, rawId: string | number, kind?: FeatureKind) {
+  /** The features `row` still waits for (its `after` not complete yet). */
+  async waitingFor(ex: Executor, row: FeatureRow): Promise<FeatureRow[]> {
+    return waitingFor(ex, row);
+  }
+
+  /** The account's feature `id` of `kind` (404 when absent, foreign or of another kind). */
+  async find(ex: Executor, accountId: number, rawId: string | number, kind: string): Promise<FeatureRow> {
+    return this.require(ex, accountId, rawId, kind);
+  }
+
+  private async require(ex: Executor, accountId: number, rawId: string | number, kind?: string) {
     const row = await findFeature(ex, accountId, pathId(rawId, "Feature"));
     if (!row || (kind !== undefined && row.kind !== kind)) throw notFound("Feature");
     return row;
@@ -239,9 +281,10 @@ export class FeaturesService {
    * 422 when it expired). A complete container becomes sent again, with its `container` callback.
    * Expiry defaults to CONTAINER_FEATURE_EXPIRY_HOURS. 201; ABA-0010.
    */
-  async create(auth: AuthContext, kind: FeatureKind, raw: unknown) {
+  async create(auth: AuthContext, kind: string, raw: unknown, extension?: ExtensionWrite) {
     const { deps } = this;
     const body = requireObjectBody(raw);
+    if (!isCoreKind(kind) && !extension) throw notFound("Feature kind");
     const input = readFeatureInput(kind, body, true);
     return deps.database.db.transaction().execute(async (trx) => {
       // The container row is locked first, as settling it does, so a feature completing meanwhile
@@ -256,6 +299,7 @@ export class FeaturesService {
       );
       await this.checkOpen(trx, c);
       await this.checkPermissions(trx, c.row.id, input.permissions ?? []);
+      await checkAfter(trx, c.row.id, undefined, input.after ?? []);
       const now = deps.clock.now();
       const ts = nowText(deps);
       const expires =
@@ -264,7 +308,8 @@ export class FeaturesService {
           : toTimestamp(new Date(now.getTime() + deps.config.CONTAINER_FEATURE_EXPIRY_HOURS * 3600_000));
       if (expires !== null && expires <= ts)
         throw ValidationError.field("expiration", "Enter a time in the future.");
-      const direction = kind === "pushpull" ? input.direction! : kind;
+      const direction =
+        kind === "pushpull" ? input.direction! : kind === "push" || kind === "pull" ? kind : "none";
       const row = await insertFeature(trx, {
         account_id: auth.accountId,
         container_id: c.row.id,
@@ -285,6 +330,8 @@ export class FeaturesService {
         updated: ts,
       });
       if (input.permissions?.length) await setPermissions(trx, row.id, input.permissions);
+      if (input.after?.length) await setPrerequisites(trx, row.id, input.after);
+      if (extension) await extension(trx, row);
       await recordChange(
         deps,
         trx,
@@ -302,8 +349,9 @@ export class FeaturesService {
   /** GET list of a kind, oldest first; `container=<id>`. */
   async list(
     auth: AuthContext,
-    kind: FeatureKind,
+    kind: string,
     query: Record<string, unknown>,
+    path: string = KIND_PATHS[kind as FeatureKind],
   ): Promise<Paginated<unknown>> {
     const { deps } = this;
     const page = parsePageRequest(query);
@@ -320,13 +368,13 @@ export class FeaturesService {
     );
     const results: FeatureView[] = [];
     for (const row of rows) results.push(await this.present(db, row));
-    return paginate(results, count, page, deps.config.publicBaseUrl, KIND_PATHS[kind], {
+    return paginate(results, count, page, deps.config.publicBaseUrl, path, {
       container: query.container,
     });
   }
 
   /** GET by id (404 when absent, foreign, or of another kind). */
-  async get(auth: AuthContext, kind: FeatureKind, rawId: string) {
+  async get(auth: AuthContext, kind: string, rawId: string) {
     const { db } = this.deps.database;
     return this.present(db, await this.require(db, auth.accountId, rawId, kind));
   }
@@ -335,7 +383,7 @@ export class FeaturesService {
    * PATCH: partial update; 422 once the feature is complete or expired, and for a pushpull's type
    * once its container was sent. ABA-0030.
    */
-  async update(auth: AuthContext, kind: FeatureKind, rawId: string, raw: unknown) {
+  async update(auth: AuthContext, kind: string, rawId: string, raw: unknown, extension?: ExtensionWrite) {
     const { deps } = this;
     const input = readFeatureInput(kind, requireObjectBody(raw), false);
     return deps.database.db.transaction().execute(async (trx) => {
@@ -347,6 +395,7 @@ export class FeaturesService {
           throw unprocessable("The type of a feature of a sent container cannot change.");
       }
       if (input.permissions) await this.checkPermissions(trx, row.container_id, input.permissions);
+      if (input.after) await checkAfter(trx, row.container_id, row.id, input.after);
       if (input.expiresAt && input.expiresAt <= nowText(deps)) {
         throw ValidationError.field("expiration", "Enter a time in the future.");
       }
@@ -365,6 +414,8 @@ export class FeaturesService {
         updated: nowText(deps),
       });
       if (input.permissions) await setPermissions(trx, row.id, input.permissions);
+      if (input.after) await setPrerequisites(trx, row.id, input.after);
+      if (extension) await extension(trx, updated);
       await recordChange(deps, trx, auth, AuditCode.ENTITY_UPDATED, "feature", row.id, kind);
       return this.present(trx, updated);
     });
@@ -375,10 +426,12 @@ export class FeaturesService {
    * container's state follows the features left (a sent container whose last pending feature goes
    * completes). ABA-0020.
    */
-  async delete(auth: AuthContext, kind: FeatureKind, rawId: string): Promise<void> {
+  async delete(auth: AuthContext, kind: string, rawId: string): Promise<void> {
     const { deps } = this;
     await deps.database.db.transaction().execute(async (trx) => {
       const row = await this.require(trx, auth.accountId, rawId, kind);
+      await refuseDeletingPrerequisite(trx, row);
+      if (this.extensions.owns(row.kind)) await this.extensions.deleting(trx, row);
       await deps.media.queueBlobDeletionOfFeature(trx, row.id);
       await deleteFeature(trx, row.id);
       await recordChange(deps, trx, auth, AuditCode.ENTITY_DELETED, "feature", row.id, kind);

@@ -31,13 +31,18 @@ import { ContainerSandbox } from "./container-sandbox.service.js";
 import type { ContainerDeps } from "./containers.context.js";
 import { containerRoutes } from "./containers.routes.js";
 import { ContainersService } from "./containers.service.js";
+import { FeatureExtensionSlot } from "./feature-extensions.js";
 import { FeaturesService } from "./features.service.js";
 import { RecipientsService } from "./recipients.service.js";
 import { ContainerSessions } from "./session.service.js";
 
+export type { FeatureRow } from "./container-features.repository.js";
 export type { ActionSource } from "./container-lifecycle.service.js";
 export type { ContainerRecords } from "./container-records.js";
 export type { ChatClosure } from "./container-state.js";
+export { featureCommon, featureInputCommon, Page } from "./containers.schemas.js";
+export type { FeatureExtensions } from "./feature-extensions.js";
+export type { ExtensionWrite } from "./features.service.js";
 export type {
   ChatEntry,
   ContainerSessions,
@@ -58,6 +63,8 @@ export interface Containers {
   readonly sandbox: ContainerSandbox;
   /** What a recipient item's session link opens, and the recipient's actions there. */
   readonly sessions: ContainerSessions;
+  /** Where the enrichments plug in the kinds the containers do not know (ADR 0063). */
+  readonly extensions: FeatureExtensionSlot;
 }
 
 /** The container tables' own state (no dependencies: build it before media). */
@@ -81,6 +88,7 @@ export function createContainersFeature(deps: {
   branding: BrandingService;
   accounts: Pick<AccountsService, "profile">;
 }): Feature<Containers> {
+  const extensions = new FeatureExtensionSlot();
   const context: ContainerDeps = {
     database: deps.database,
     config: deps.config,
@@ -93,6 +101,7 @@ export function createContainersFeature(deps: {
     events: new ContainerEvents(deps.callbacks),
     branding: deps.branding,
     accounts: deps.accounts,
+    extensions,
   };
   const lifecycle = new ContainerLifecycle({
     ...context,
@@ -102,13 +111,13 @@ export function createContainersFeature(deps: {
   });
   const containers = new ContainersService(context);
   const recipients = new RecipientsService(context);
-  const features = new FeaturesService(context, lifecycle);
+  const features = new FeaturesService(context, lifecycle, extensions);
   const chat = new ChatService(context);
   const notifier = new ContainerNotifier(context);
   const sandbox = new ContainerSandbox({ ...context, containers, features, chat, lifecycle });
   const sessions = new ContainerSessions({ ...context, lifecycle, chat });
   return {
-    service: { containers, recipients, features, chat, notifier, lifecycle, sandbox, sessions },
+    service: { containers, recipients, features, chat, notifier, lifecycle, sandbox, sessions, extensions },
     routes: [
       containerRoutes({ containers, recipients, chat, notifier }),
       containerFeatureRoutes({ features, media: deps.media, config: deps.config }),

@@ -22,6 +22,7 @@ import {
   type ContainerRow,
   findContainerById,
   findEmail,
+  findItem,
   findItemByToken,
   findRecipient,
   messagesAfter,
@@ -29,6 +30,7 @@ import {
   type RecipientRow,
   repliesOfRecipient,
 } from "./containers.repository.js";
+import { waitingFor } from "./feature-order.js";
 
 /** Session tokens are 32 URL-safe characters; anything else is answered 404 without a lookup. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{20,64}$/;
@@ -55,6 +57,8 @@ export interface SessionFeatureView {
   files: MediaRow[];
   /** Names of the files a pushpull feature expects (media tags). */
   tags: string[];
+  /** The features this one still waits for (`after`), by id and title; empty when it is open. */
+  waitsFor: { id: number; title: string }[];
 }
 
 /** Where the recipient's chat stands: owner messages and this recipient's replies, in order. */
@@ -69,7 +73,7 @@ export interface ChatEntry {
 /** Outcome of a submit. */
 export type SubmitResult =
   | { ok: true; feature: FeatureRow }
-  | { ok: false; reason: "absent" | "uploading" | "empty" | "closed"; message: string };
+  | { ok: false; reason: "absent" | "uploading" | "empty" | "closed" | "waiting"; message: string };
 
 /** The two-factor step a container asks for, when it has an auth code. */
 export interface SessionAuthCode {
@@ -97,6 +101,18 @@ export class ContainerSessions {
     ]);
     if (recipient?.active !== 1 || !container || !shared || container.state === "draft") return undefined;
     return { token, item, recipient, container, shared };
+  }
+
+  /**
+   * The session token of recipient item `itemId` when feature `featureId` belongs to the item's
+   * container (a verified return link names both); undefined otherwise.
+   */
+  async sessionTokenOf(featureId: number, itemId: number): Promise<string | undefined> {
+    const db = this.deps.database.db;
+    const feature = await findFeatureById(db, featureId);
+    const item = feature && (await findItem(db, feature.account_id, itemId));
+    if (!item || item.container_id !== feature?.container_id) return undefined;
+    return item.session_token ?? undefined;
   }
 
   /** The code step the session asks for first, or undefined when the container has no auth code. */
@@ -135,11 +151,13 @@ export class ContainerSessions {
         row.direction === "push"
           ? media.filter((m) => m.uploaded_by === "owner" && m.state === "available")
           : media.filter((m) => m.recipient_id === ctx.recipient.id && m.state !== "removed");
+      const waits = await waitingFor(db, row);
       views.push({
         row,
         state: this.stateOf(row),
         files,
         tags: tags.filter((t: MediaTagRow) => t.feature_id === row.id).map((t) => t.name),
+        waitsFor: waits.map((w) => ({ id: w.id, title: w.title })),
       });
     }
     return views;
@@ -235,6 +253,8 @@ export class ContainerSessions {
     if (!feature) return { ok: false, reason: "absent", message: "Not found." };
     if (feature.row.direction !== "pull" || feature.state !== "pending")
       return { ok: false, reason: "closed", message: "This request no longer accepts files." };
+    if ((await waitingFor(this.deps.database.db, feature.row)).length)
+      return { ok: false, reason: "waiting", message: "This step waits for another one to be done first." };
     if (feature.files.some((f) => f.state !== "available"))
       return {
         ok: false,

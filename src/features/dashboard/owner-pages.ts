@@ -8,6 +8,7 @@ import type { AuditLog } from "../audit/index.js";
 import type { BrandingService } from "../branding/index.js";
 import type { CallbackService } from "../callbacks/index.js";
 import type { Containers } from "../containers/index.js";
+import type { Enrichments } from "../enrichments/index.js";
 import type { MediaService } from "../media/index.js";
 import type { CapturedOutbox, Notifications } from "../notifications/index.js";
 import type { RequestsService } from "../requests/index.js";
@@ -27,6 +28,7 @@ export interface OwnerPagesDeps {
   audit: AuditLog;
   requests: RequestsService;
   containers: Containers;
+  enrichments: Enrichments;
   callbacks: CallbackService;
   notificationLog: Notifications["log"];
   media: MediaService;
@@ -48,6 +50,7 @@ export function dashboardOwnerPages(deps: OwnerPagesDeps): RouteModule[] {
       kit,
       requests: deps.requests,
       containers: deps.containers,
+      enrichments: deps.enrichments,
       callbacks: deps.callbacks,
       notificationLog: deps.notificationLog,
       media: deps.media,

@@ -12,6 +12,7 @@ import type { AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
 import type { ContainerSessions } from "../containers/index.js";
+import type { EnrichmentSteps } from "../enrichments/index.js";
 import type { MediaService } from "../media/index.js";
 import type { RecipientTokens, TwoFactorService } from "../recipient/index.js";
 import type { RequestersService } from "../requesters/index.js";
@@ -32,12 +33,19 @@ export function createSessionFeature(deps: {
   sessions: ContainerSessions;
   tokens: RecipientTokens;
   twoFactor: TwoFactorService;
+  steps: EnrichmentSteps;
 }): Feature<SessionPages> {
-  const kit = new SessionPages(deps);
+  const kit = new SessionPages({ ...deps });
   return {
     service: kit,
     routes: [
-      sessionRoutes({ kit, twoFactor: deps.twoFactor, rateLimiter: deps.rateLimiter, media: deps.media }),
+      sessionRoutes({
+        kit,
+        twoFactor: deps.twoFactor,
+        rateLimiter: deps.rateLimiter,
+        media: deps.media,
+        steps: deps.steps,
+      }),
     ],
   };
 }

@@ -8,6 +8,7 @@ import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingRow, BrandingService } from "../branding/index.js";
 import type { ActionSource, ContainerSessions, SessionContext } from "../containers/index.js";
+import type { EnrichmentSteps } from "../enrichments/index.js";
 import {
   CSRF_COOKIE,
   isHttps,
@@ -55,6 +56,8 @@ export interface SessionPageDeps {
   requesters: Pick<RequestersService, "findForAccount">;
   sessions: ContainerSessions;
   tokens: RecipientTokens;
+  /** The enrichment steps: their cards on the session page. */
+  steps: EnrichmentSteps;
 }
 
 /** The path of a session's pages. */

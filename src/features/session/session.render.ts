@@ -14,6 +14,7 @@ import type { SessionPage, SessionPages } from "./session.context.js";
 import {
   type ChatEntryView,
   type ChatView,
+  type FeatureCardBase,
   type FeatureCardView,
   SessionExpiredPage,
   SessionPage as SessionPageView,
@@ -24,6 +25,7 @@ export const NOTICES = {
   sent: "tfa.sent",
   submitted: "session.noticeSubmitted",
   replied: "session.noticeReplied",
+  returned: "step.noticeReturned",
 } as const satisfies Record<string, MessageKey>;
 export type NoticeKey = keyof typeof NOTICES;
 
@@ -32,6 +34,7 @@ export const SUBMIT_REFUSALS = {
   uploading: "submit.uploading",
   empty: "submit.emptySession",
   closed: "submit.closed",
+  waiting: "step.lockedTitle",
 } as const satisfies Record<string, MessageKey>;
 
 /** What a session page says after a refused chat reply (`?refused=<reason>#chat`). */
@@ -70,6 +73,34 @@ export function uploadRulesOf(
 /** A chat entry as the page shows it: the owner's under the sender's name, the recipient's as "You". */
 export function chatEntryView(entry: ChatEntry, sender: string, you: string): ChatEntryView {
   return { ...entry, author: entry.kind === "message" ? sender : you };
+}
+
+/** The card of a push or pull feature. */
+function cardOf(
+  f: SessionFeatureView,
+  base: FeatureCardBase,
+  extras: SessionExtras,
+  limits: { maxFile: number; maxChunk: number },
+): FeatureCardView {
+  if (f.row.direction === "push") {
+    return {
+      ...base,
+      kind: "push" as const,
+      files: f.files.map((m) => ({ ...presentFile(m), downloaded: m.times_downloaded > 0 })),
+    };
+  }
+  const refused = extras.submit?.featureId === f.row.id ? extras.submit : undefined;
+  return {
+    ...base,
+    kind: "pull" as const,
+    expected: f.tags,
+    rules: uploadRulesOf(f, limits),
+    maxFiles: f.row.max_files === null ? null : Number(f.row.max_files),
+    received: f.files.filter((m) => m.state === "available").map(presentFile),
+    receiverMessage: f.row.receiver_message,
+    error: refused?.error,
+    confirmEmpty: refused?.confirmEmpty,
+  };
 }
 
 /**
@@ -128,36 +159,37 @@ export async function renderSession(
   });
   request.sessionShown = true;
   const limits = { maxFile: config.MAX_FILE_BYTES, maxChunk: config.MAX_CHUNK_BYTES };
-  const cards: FeatureCardView[] = features.map((f) => {
+  const cards: FeatureCardView[] = [];
+  for (const [index, f] of features.entries()) {
     const base = {
       id: f.row.id,
+      number: index + 1,
       title: f.row.title,
       description: f.row.description,
       state: f.state,
       expiresAt: f.row.expires_at,
       completedAt: f.row.completed_at,
+      locked: f.waitsFor.length
+        ? chrome.i18n.t("step.locked", { titles: f.waitsFor.map((w) => w.title || `#${w.id}`).join(", ") })
+        : undefined,
     };
-    if (f.row.direction === "push") {
-      return {
+    if (kit.deps.steps.isStep(f.row)) {
+      const step = await kit.deps.steps.card(f.row, chrome.i18n);
+      cards.push({
         ...base,
-        kind: "push" as const,
-        files: f.files.map((m) => ({ ...presentFile(m), downloaded: m.times_downloaded > 0 })),
-      };
+        kind: "step" as const,
+        stepKind: step.kind,
+        status: step.status,
+        summary: step.summary,
+        actionLabel: step.actionLabel,
+        href: `${page.base}steps/${f.row.id}/`,
+      });
+      continue;
     }
-    const refused = extras.submit?.featureId === f.row.id ? extras.submit : undefined;
-    return {
-      ...base,
-      kind: "pull" as const,
-      expected: f.tags,
-      rules: uploadRulesOf(f, limits),
-      maxFiles: f.row.max_files === null ? null : Number(f.row.max_files),
-      received: f.files.filter((m) => m.state === "available").map(presentFile),
-      receiverMessage: f.row.receiver_message,
-      error: refused?.error,
-      confirmEmpty: refused?.confirmEmpty,
-    };
-  });
+    cards.push(cardOf(f, base, extras, limits));
+  }
   const { container, recipient } = page.session;
+
   let chat: ChatView | undefined;
   if (container.display_chat === 1) {
     const entries = await sessions.chat(page.session, { message: 0, reply: 0 });

@@ -6,6 +6,7 @@ import type { RouteModule, Router } from "../../shared/feature.js";
 import { pageLocale } from "../../web/i18n.js";
 import { applyBrandedPageHeaders, applyRecipientHeaders, pageAssets } from "../../web/security-headers.js";
 import { tooManyRequestsPage } from "../../web/too-many-requests.js";
+import type { EnrichmentSteps } from "../enrichments/index.js";
 import type { MediaService } from "../media/index.js";
 import { htmlResponse, isHttps, pageCaller, type TwoFactorService, tfaNoticeOf } from "../recipient/index.js";
 import { actionSource, type SessionPage, type SessionPages, sessionBase } from "./session.context.js";
@@ -18,6 +19,7 @@ import {
   SUBMIT_REFUSALS,
 } from "./session.render.js";
 import { registerSessionFiles } from "./session-files.routes.js";
+import { registerSessionSteps } from "./session-steps.routes.js";
 
 const tags = ["session"];
 const TokenParams = Type.Object({
@@ -69,12 +71,14 @@ export function sessionRoutes(deps: {
   twoFactor: TwoFactorService;
   rateLimiter: RateLimiter;
   media: MediaService;
+  steps: EnrichmentSteps;
 }): RouteModule {
   return async (app: Router) => {
     const { kit, twoFactor, rateLimiter } = deps;
     const { config, sessions } = kit.deps;
     app.decorateRequest("sessionPage", undefined);
     app.decorateRequest("sessionShown", false);
+    app.decorateRequest("stepFormActions", undefined);
 
     app.addHook("onRequest", async (request, reply) => {
       try {
@@ -97,7 +101,10 @@ export function sessionRoutes(deps: {
     app.addHook("onSend", async (request, reply, payload) => {
       const { token } = request.params as { token?: string };
       const base = token === undefined ? undefined : sessionBase(token);
-      const assets = pageAssets(request, base, config.publicBaseUrl);
+      const assets = {
+        ...pageAssets(request, base, config.publicBaseUrl),
+        formActions: request.stepFormActions,
+      };
       applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       const page = request.sessionPage;
       if (page) {
@@ -215,6 +222,7 @@ export function sessionRoutes(deps: {
       },
     );
 
+    registerSessionSteps(app, deps);
     await registerSessionFiles(app, deps);
   };
 }

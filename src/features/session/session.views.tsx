@@ -48,13 +48,18 @@ export interface ChatView {
   error?: MessageKey | undefined;
 }
 
-interface FeatureCardBase {
+/** What every card of the session shows. */
+export interface FeatureCardBase {
   id: number;
+  /** The card's place in the session (1-based), for untitled steps. */
+  number: number;
   title: string;
   description: string;
   state: FeatureState;
   expiresAt: string | null;
   completedAt: string | null;
+  /** Why the card is locked (the steps it waits for), or undefined when it is open. */
+  locked?: string | undefined;
 }
 
 /** Files the owner sent: download each, or all as one zip. */
@@ -77,7 +82,60 @@ export interface PullCardView extends FeatureCardBase {
   confirmEmpty?: boolean | undefined;
 }
 
-export type FeatureCardView = PushCardView | PullCardView;
+/** An enrichment step: its kind's status in words and the button to its step page. */
+export interface StepCardView extends FeatureCardBase {
+  kind: "step";
+  stepKind: string;
+  status: string;
+  summary: string;
+  actionLabel: string;
+  href: string;
+}
+
+export type FeatureCardView = PushCardView | PullCardView | StepCardView;
+
+/** The lock line of a card waiting for other steps. */
+function Locked(props: { text: string | undefined; id: number; i18n: Translator }): VNode | null {
+  if (!props.text) return null;
+  return (
+    <p class="fy-locked" id={`feature-${props.id}-locked`}>
+      <span class="fy-badge fy-badge-locked">{props.i18n.t("step.lockedTitle")}</span> {props.text}
+    </p>
+  );
+}
+
+function StepCard(props: { card: StepCardView; i18n: Translator }): VNode {
+  const { card, i18n } = props;
+  const headingId = `feature-${card.id}-heading`;
+  return (
+    <section
+      class="fy-card fy-feature fy-step"
+      id={`feature-${card.id}`}
+      aria-labelledby={headingId}
+      data-kind={card.stepKind}
+      data-status={card.status}
+    >
+      <div class="fy-feature-head">
+        <h2 id={headingId}>{card.title || i18n.t("step.untitled", { number: String(card.number) })}</h2>
+        <StateBadge state={card.state} i18n={i18n} />
+      </div>
+      {card.description ? <p class="fy-message">{card.description}</p> : null}
+      <p class="fy-muted" data-role="step-summary">
+        {card.summary}
+      </p>
+      {card.locked ? (
+        <Locked text={card.locked} id={card.id} i18n={i18n} />
+      ) : card.state === "pending" ? (
+        <p class="fy-actions">
+          <a class="fy-button fy-button-primary" href={card.href}>
+            {card.actionLabel}
+          </a>
+        </p>
+      ) : null}
+      <Expiry state={card.state} expiresAt={card.expiresAt} i18n={i18n} />
+    </section>
+  );
+}
 
 function StateBadge(props: { state: FeatureState; i18n: Translator }): VNode {
   return <span class={`fy-badge fy-badge-${props.state}`}>{props.i18n.t(STATE_LABELS[props.state])}</span>;
@@ -107,7 +165,8 @@ function PushCard(props: { card: PushCardView; base: string; i18n: Translator })
         <StateBadge state={card.state} i18n={i18n} />
       </div>
       {card.description ? <p class="fy-message">{card.description}</p> : null}
-      {card.state === "expired" ? (
+      <Locked text={card.locked} id={card.id} i18n={i18n} />
+      {card.locked ? null : card.state === "expired" ? (
         <p>{t("session.pushExpired")}</p>
       ) : card.files.length === 0 ? (
         <p>{t("session.noFilesYet")}</p>
@@ -164,7 +223,7 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string; i18n:
   ]
     .filter(Boolean)
     .join(" ");
-  const open = card.state === "pending";
+  const open = card.state === "pending" && !card.locked;
   return (
     <section
       class="fy-card fy-feature"
@@ -181,6 +240,7 @@ function PullCard(props: { card: PullCardView; base: string; csrf: string; i18n:
         <StateBadge state={card.state} i18n={i18n} />
       </div>
       {card.description ? <p class="fy-message">{card.description}</p> : null}
+      <Locked text={card.locked} id={card.id} i18n={i18n} />
       {card.expected.length > 0 ? (
         <>
           <h3 class="fy-subheading">{t("session.filesAskedFor")}</h3>
@@ -407,7 +467,9 @@ export function SessionPage(props: {
         />
       ) : null}
       {props.features.map((f) =>
-        f.kind === "push" ? (
+        f.kind === "step" ? (
+          <StepCard card={f} i18n={i18n} />
+        ) : f.kind === "push" ? (
           <PushCard card={f} base={props.base} i18n={i18n} />
         ) : (
           <PullCard card={f} base={props.base} csrf={props.csrf} i18n={i18n} />

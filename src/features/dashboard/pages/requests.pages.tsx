@@ -12,11 +12,13 @@ import { AppError } from "../../../shared/errors.js";
 import type { RouteModule } from "../../../shared/feature.js";
 import type { CallbackService } from "../../callbacks/index.js";
 import type { Containers } from "../../containers/index.js";
+import type { Enrichments } from "../../enrichments/index.js";
 import { callMeta, type MediaService, type MediaView, sendDownload } from "../../media/index.js";
 import type { Notifications } from "../../notifications/index.js";
 import type { RequestsService, RequestView } from "../../requests/index.js";
 import { type DashboardKit, formField, type PageContext } from "../dashboard-kit.js";
 import { CsrfField, Notice } from "../views/layout.js";
+import { type ConsentRecord, ConsentsSection, consentsCsv, StepsSection } from "./container-steps.js";
 import {
   DeliveriesSection,
   type DeliveryDetail,
@@ -407,6 +409,8 @@ function ContainerDetail(props: {
   email: { subject: string; body: string } | undefined;
   recipients: RecipientWithItems[];
   features: { kind: string; id: number; title: string }[];
+  steps: Record<string, unknown>[];
+  consents: ConsentRecord[];
   files: MediaView[];
   notifications: NotificationRecord[];
   deliveries: DeliveryDetail[];
@@ -483,6 +487,8 @@ function ContainerDetail(props: {
           </ul>
         )}
       </section>
+      <StepsSection steps={props.steps} />
+      <ConsentsSection containerId={c.id} consents={props.consents} />
       <FilesSection
         files={props.files}
         oneDownload={props.files.some((f) => f.recipient !== null)}
@@ -609,6 +615,7 @@ export interface RequestPagesDeps {
   callbacks: CallbackService;
   notificationLog: Notifications["log"];
   media: MediaService;
+  enrichments: Enrichments;
 }
 
 /** The request, container, delivery and callback settings pages. */
@@ -772,6 +779,10 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
           active: r.active,
           items: itemPage.results.filter((i) => i.recipient === r.id),
         }));
+        const [steps, consents] = await Promise.all([
+          deps.enrichments.engine.ofContainer(auth, id),
+          deps.enrichments.engine.consentsOf(auth, String(id)),
+        ]);
         const featureList = featurePages.flatMap(({ kind, page }) =>
           (page.results as { id: number; title?: string }[]).map((f) => ({
             kind,
@@ -789,6 +800,8 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
             email={email}
             recipients={recipientList}
             features={featureList}
+            steps={steps}
+            consents={consents}
             files={files}
             notifications={notifications}
             deliveries={deliveries}
@@ -796,6 +809,22 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
             notice={queryOf(request).notice ?? ""}
           />,
         );
+      },
+    );
+
+    kit.get(
+      app,
+      "/dashboard/containers/:id/consents.csv",
+      { operationId: "dashboardContainerConsentsCsv", summary: "A container's consent ledger as CSV" },
+      async (request, reply, ctx) => {
+        const id = parseId((request.params as { id?: string }).id);
+        if (id === undefined)
+          return renderNotFound(kit, request, reply, ctx, "containers", "container", "/dashboard/containers");
+        const consents = await deps.enrichments.engine.consentsOf(ownerAuth(ctx), String(id));
+        return reply
+          .header("content-disposition", `attachment; filename="container-${id}-consents.csv"`)
+          .type("text/csv; charset=utf-8")
+          .send(consentsCsv(consents));
       },
     );
 
