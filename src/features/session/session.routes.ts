@@ -83,8 +83,11 @@ export function sessionRoutes(deps: {
     app.addHook("onRequest", async (request, reply) => {
       try {
         await rateLimiter.consume("recipient-ip", request.ip);
-        const token = (request.params as { token?: string }).token ?? "";
-        await rateLimiter.consume("recipient-id", `s:${token}`);
+        const params = request.params as { token?: string; signed?: string };
+        // A return link counts on its own key: one bucket per link, not one for every return.
+        const key =
+          params.token !== undefined ? `s:${params.token}` : `ret:${(params.signed ?? "").slice(-43)}`;
+        await rateLimiter.consume("recipient-id", key);
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== "RATE_LIMIT_REACHED") throw err;
         applyRecipientHeaders(reply, isHttps(request, config.publicBaseUrl));
