@@ -1,22 +1,31 @@
+import { openKeyRing } from "../adapters/key-ring/key-ring.js";
 import type { Config } from "../config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "../db/database.js";
 import { migrateToLatest } from "../db/migrator.js";
 import { trustProxyWarning } from "../http/trust-proxy.js";
 import type { JobHandler } from "../jobs/job.js";
+import { systemClock } from "../shared/clock.js";
 import { buildServer } from "./build-server.js";
 import { buildWorker } from "./build-worker.js";
 import { createFerry, type Ferry, type FerryOverrides } from "./ferry.js";
+import { checkKeyRing } from "./key-ring-check.js";
 
-/** Opens the configured database, applies pending migrations, and builds Ferry over it. */
+/**
+ * Opens the configured database, applies pending migrations, checks the key ring against the one
+ * the database recorded (StartupRefusedError when they differ, ADR 0066), and builds Ferry over it.
+ */
 export async function openFerry(config: Config, overrides: FerryOverrides = {}): Promise<Ferry> {
   const database = createDatabase(databaseOptionsFromConfig(config));
+  let keyRing = overrides.keyRing;
   try {
     await migrateToLatest(database.db);
+    keyRing ??= openKeyRing({ masterKeyEnv: config.FERRY_MASTER_KEY, dataDir: config.dataDir });
+    await checkKeyRing(database, keyRing, (overrides.clock ?? systemClock).now());
   } catch (err) {
     await database.destroy();
     throw err;
   }
-  return createFerry(config, database, overrides);
+  return createFerry(config, database, { ...overrides, keyRing });
 }
 
 /** `ferry serve`: the API, pages and (unless `withWorker` is false) the worker, until SIGTERM or SIGINT. */

@@ -617,6 +617,13 @@ export interface DashboardSessionsTable {
   expires_at: string;
 }
 
+/** One row per master key kid a node started with: a one-way fingerprint (migration 0032, ADR 0066). */
+export interface KeyFingerprintsTable {
+  kid: string;
+  fingerprint: string;
+  recorded_at: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
@@ -654,4 +661,5 @@ export interface DB {
   container_features: ContainerFeaturesTable;
   container_feature_permissions: ContainerFeaturePermissionsTable;
   container_media_tags: ContainerMediaTagsTable;
+  key_fingerprints: KeyFingerprintsTable;
 }

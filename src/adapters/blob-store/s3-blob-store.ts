@@ -3,6 +3,7 @@ import { pipeline } from "node:stream/promises";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   paginateListObjectsV2,
   S3Client,
@@ -16,6 +17,7 @@ import {
   assertValidBlobPrefix,
   assertValidRange,
   BlobNotFoundError,
+  BlobStoreUnavailableError,
   unsatisfiableRange,
 } from "./blob-validation.js";
 
@@ -36,6 +38,7 @@ export class S3BlobStore implements BlobStore {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #listPageSize: number | undefined;
+  readonly #where: string;
 
   /**
    * Creates the client; no request is made until the first operation. `tuning.listPageSize` sets
@@ -57,6 +60,16 @@ export class S3BlobStore implements BlobStore {
     this.#client = new S3Client(config);
     this.#bucket = options.bucket;
     this.#listPageSize = tuning.listPageSize;
+    this.#where = `S3 bucket "${options.bucket}"${options.endpoint ? ` at ${options.endpoint}` : ""}`;
+  }
+
+  /** See BlobStore.check: HeadBucket, which needs the bucket and accepted credentials. */
+  async check(): Promise<void> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
+    } catch (error) {
+      throw new BlobStoreUnavailableError(`${this.#where}: ${describeS3Failure(error)}`);
+    }
   }
 
   /** See BlobStore.put. */
@@ -177,4 +190,19 @@ function isNotFound(error: unknown): boolean {
   const name = errorName(error);
   if (name === "NoSuchBucket") return false; // a configuration problem, not a missing blob
   return name === "NoSuchKey" || name === "NotFound" || httpStatus(error) === 404;
+}
+
+/** One line for an operator saying why an S3 call failed (never the credentials themselves). */
+export function describeS3Failure(error: unknown): string {
+  const status = httpStatus(error);
+  const name = errorName(error);
+  const code = (error as { code?: string } | undefined)?.code;
+  if (status === 404 || name === "NoSuchBucket" || name === "NotFound") return "the bucket does not exist";
+  if (status === 403 || status === 401 || name === "InvalidAccessKeyId" || name === "SignatureDoesNotMatch") {
+    return `the credentials were refused (${name && name !== "Forbidden" ? name : `HTTP ${status}`}); check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY`;
+  }
+  if (name === "TimeoutError" || name === "AbortError") return "no answer in time";
+  if (code) return `not reachable (${code})`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `${name ?? "error"}${status ? ` (HTTP ${status})` : ""}: ${message.slice(0, 200)}`;
 }
