@@ -14,6 +14,17 @@ export class BlobNotFoundError extends Error {
  */
 export class BlobStoreUnavailableError extends Error {
   override readonly name = "BlobStoreUnavailableError";
+
+  /**
+   * `misconfigured`: the store answered and refused (a missing bucket, refused credentials, an
+   * unwritable folder): waiting will not help. Otherwise it did not answer (in time).
+   */
+  constructor(
+    message: string,
+    readonly misconfigured = false,
+  ) {
+    super(message);
+  }
 }
 
 /** Thrown (as a rejection) by every blob store method given a key or prefix outside the key rules. */

@@ -85,7 +85,7 @@ export class LocalBlobStore implements BlobStore {
       await access(this.#root, constants.W_OK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? "error";
-      throw new BlobStoreUnavailableError(`The blob folder ${this.#root} is not writable (${code}).`);
+      throw new BlobStoreUnavailableError(`The blob folder ${this.#root} is not writable (${code}).`, true);
     }
   }
 

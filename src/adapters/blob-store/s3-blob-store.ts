@@ -68,7 +68,7 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
     } catch (error) {
-      throw new BlobStoreUnavailableError(`${this.#where}: ${describeS3Failure(error)}`);
+      throw new BlobStoreUnavailableError(`${this.#where}: ${describeS3Failure(error)}`, isRefusal(error));
     }
   }
 
@@ -190,6 +190,18 @@ function isNotFound(error: unknown): boolean {
   const name = errorName(error);
   if (name === "NoSuchBucket") return false; // a configuration problem, not a missing blob
   return name === "NoSuchKey" || name === "NotFound" || httpStatus(error) === 404;
+}
+
+/** Whether S3 answered and refused the call because of the configuration (bucket, credentials). */
+function isRefusal(error: unknown): boolean {
+  const status = httpStatus(error);
+  return (
+    status === 400 ||
+    status === 401 ||
+    status === 403 ||
+    status === 404 ||
+    errorName(error) === "NoSuchBucket"
+  );
 }
 
 /** One line for an operator saying why an S3 call failed (never the credentials themselves). */
