@@ -291,6 +291,12 @@ export const settings = {
     example: "false",
     parse: bool(false),
   },
+  S3_TIMEOUT_MS: {
+    group: "storage",
+    doc: "Longest an S3 call may go without progress (connecting, or waiting for bytes) before it is abandoned; the SDK tries a failed call twice, so a call takes at most about twice this. Uploads and downloads then answer 503 with Retry-After and keep nothing. Keep twice this below your clients' and load balancer's timeouts.",
+    example: "15000",
+    parse: int(15_000, 100, 600_000),
+  },
   MAX_FILE_BYTES: {
     group: "storage",
     doc: "Largest file (whole or the sum of its chunks), in bytes.",

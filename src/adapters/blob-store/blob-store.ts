@@ -100,6 +100,8 @@ export type BlobStoreOptions =
       accessKeyId?: string;
       secretAccessKey?: string;
       forcePathStyle: boolean;
+      /** Longest a call may go without progress, per attempt (default 15 s; two attempts). */
+      timeoutMs?: number;
     };
 
 /**
