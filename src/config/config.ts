@@ -200,6 +200,12 @@ export const settings = {
     doc: "redis://host:6379 to share rate-limit counters and, on PostgreSQL, application revocations between nodes (ADR 0036); unset, rate limits count in memory and on PostgreSQL every call reads its application.",
     parse: url(["redis:", "rediss:"]),
   },
+  REVOCATION_CHECK_SECONDS: {
+    group: "database",
+    doc: "With Redis on PostgreSQL: how often each node reads the database's revocation epoch (ADR 0067). A revoked application is refused by every node within this, even when Redis restarted and lost the revocation; normally at once through Redis.",
+    example: "2",
+    parse: int(2, 1, 300),
+  },
   // security
   FERRY_MASTER_KEY: {
     group: "security",

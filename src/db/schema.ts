@@ -624,6 +624,12 @@ export interface KeyFingerprintsTable {
   recorded_at: string;
 }
 
+/** One row (id 1): bumped by every application revocation (migration 0033, ADR 0067). */
+export interface RevocationEpochTable {
+  id: number;
+  epoch: number | string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
@@ -662,4 +668,5 @@ export interface DB {
   container_feature_permissions: ContainerFeaturePermissionsTable;
   container_media_tags: ContainerMediaTagsTable;
   key_fingerprints: KeyFingerprintsTable;
+  revocation_epoch: RevocationEpochTable;
 }
