@@ -23,7 +23,7 @@ let draft: number;
 beforeAll(async () => {
   s3 = await startS3Server();
   proxy = await startFreezingProxy(Number(new URL(s3.endpoint).port));
-  t = await createTestApp({ ...ferryS3Env(s3, proxy.url), S3_TIMEOUT_MS: "500" });
+  t = await createTestApp({ ...ferryS3Env(s3, proxy.url), S3_TIMEOUT_MS: "2000" });
   owner = await createTestAccount(t);
   draft = await createRequest(t, owner, { type: "push", is_draft: true });
 });
