@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
+import { type DoctorCheck, renderDoctor, runDoctor } from "./app/doctor.js";
 import { commandCatalog, createLogger } from "./app/ferry.js";
+import { StartupRefusedError } from "./app/key-ring-check.js";
 import { openFerry, runWorker, serve } from "./app/processes.js";
 import { type Config, ConfigError, loadConfig } from "./config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "./db/database.js";
@@ -13,6 +15,7 @@ Commands:
   serve [--no-worker]          Start the API, recipient pages and (unless --no-worker) the job worker
   worker                       Run only the job worker
   migrate                      Apply pending database migrations
+  doctor [--json]              Check this node's configuration against the cluster (exit 1 on a failure)
   help                         This list
 
 Configuration comes from environment variables (see README.md or .env.example).`;
@@ -40,9 +43,17 @@ async function main(argv: string[]): Promise<number> {
   }
   const args = [sub, ...rest].filter((a): a is string => a !== undefined);
   if (command === "migrate") return migrate(config);
+  if (command === "doctor") return doctor(config, args.includes("--json"));
   if (command === "serve") return serve(config, !args.includes("--no-worker"));
   if (command === "worker") return runWorker(config);
   return runCommand(config, `${command} ${sub ?? ""}`, args.slice(1));
+}
+
+async function doctor(config: Config, json: boolean): Promise<number> {
+  const checks: DoctorCheck[] = await runDoctor(config);
+  const ok = checks.every((c) => c.status !== "fail");
+  console.log(json ? JSON.stringify({ ok, checks }) : renderDoctor(checks));
+  return ok ? 0 : 1;
 }
 
 async function migrate(config: Config): Promise<number> {
@@ -108,6 +119,11 @@ async function runCommand(config: Config, name: string, args: string[]): Promise
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    // A refused start is the operator's to fix: one line, no stack.
+    if (err instanceof StartupRefusedError) {
+      console.error(`Ferry refuses to start: ${err.message}`);
+      process.exit(2);
+    }
     console.error(err);
     process.exit(1);
   },

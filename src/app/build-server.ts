@@ -209,15 +209,17 @@ export async function buildServer(
   );
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await pingDatabase(ferry.database);
-      if (ferry.redis) await ferry.redis.ping();
-      return { status: "ready" };
-    } catch {
-      return reply
-        .code(503)
-        .send({ code: "SERVICE_UNAVAILABLE", detail: "A dependency (database or Redis) is not reachable." });
-    }
+    const failed = await unreadyDependencies(ferry);
+    if (failed.length === 0) return { status: "ready" };
+    // The reasons (endpoints, bucket names) go to the log, not to whoever asks.
+    ferry.logger.warn({ component: "readiness", failed }, "not ready");
+    return reply
+      .code(503)
+      .header("retry-after", "5")
+      .send({
+        code: "SERVICE_UNAVAILABLE",
+        detail: `Not ready: ${failed.map((f) => f.name).join(", ")} not usable.`,
+      });
   });
 
   for (const routes of [...ferry.routes, ...(options.extraRoutes ?? [])]) {
@@ -252,4 +254,49 @@ function refuseUnaudited(reply: FastifyReply, payload: unknown): string {
     code: "SERVICE_UNAVAILABLE",
     detail: "The call could not be recorded in the audit log, so it was not answered. Try again.",
   });
+}
+
+/** How long /readyz waits for each dependency. */
+const READY_TIME_LIMIT_MS = 5_000;
+
+/**
+ * Each configured dependency that does not answer as it should (the database, Redis when
+ * configured, the blob store's bucket or folder) with why; checked at once, each within
+ * READY_TIME_LIMIT_MS.
+ */
+async function unreadyDependencies(ferry: Ferry): Promise<{ name: string; why: string }[]> {
+  const checks: [string, () => Promise<unknown>][] = [
+    ["database", () => pingDatabase(ferry.database)],
+    ["blob store", () => ferry.blobStore.check()],
+  ];
+  const redis = ferry.redis;
+  if (redis) {
+    checks.push([
+      "redis",
+      async () => {
+        if (redis.status !== "ready") throw new Error(`not connected (${redis.status})`);
+        await redis.ping();
+      },
+    ]);
+  }
+  const results = await Promise.all(
+    checks.map(async ([name, check]) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          check(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error("no answer in time")), READY_TIME_LIMIT_MS);
+          }),
+        ]);
+        return undefined;
+      } catch (err) {
+        const why = (err instanceof Error ? err.message : String(err)).split("\n")[0]!.slice(0, 200);
+        return { name, why };
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return results.filter((r) => r !== undefined);
 }

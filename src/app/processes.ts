@@ -1,27 +1,58 @@
+import { BlobStoreUnavailableError } from "../adapters/blob-store/blob-store.js";
+import { openKeyRing } from "../adapters/key-ring/key-ring.js";
 import type { Config } from "../config/config.js";
 import { createDatabase, databaseOptionsFromConfig } from "../db/database.js";
 import { migrateToLatest } from "../db/migrator.js";
 import { trustProxyWarning } from "../http/trust-proxy.js";
 import type { JobHandler } from "../jobs/job.js";
+import { systemClock } from "../shared/clock.js";
 import { buildServer } from "./build-server.js";
 import { buildWorker } from "./build-worker.js";
 import { createFerry, type Ferry, type FerryOverrides } from "./ferry.js";
+import { checkKeyRing, StartupRefusedError } from "./key-ring-check.js";
 
-/** Opens the configured database, applies pending migrations, and builds Ferry over it. */
+/**
+ * Opens the configured database, applies pending migrations, checks the key ring against the one
+ * the database recorded (StartupRefusedError when they differ, ADR 0066), and builds Ferry over it.
+ */
 export async function openFerry(config: Config, overrides: FerryOverrides = {}): Promise<Ferry> {
   const database = createDatabase(databaseOptionsFromConfig(config));
+  let keyRing = overrides.keyRing;
   try {
     await migrateToLatest(database.db);
+    keyRing ??= openKeyRing({ masterKeyEnv: config.FERRY_MASTER_KEY, dataDir: config.dataDir });
+    await checkKeyRing(database, keyRing, (overrides.clock ?? systemClock).now());
   } catch (err) {
     await database.destroy();
     throw err;
   }
-  return createFerry(config, database, overrides);
+  return createFerry(config, database, { ...overrides, keyRing });
+}
+
+/**
+ * Refuses to start (StartupRefusedError, one line) when the blob store answered that it cannot be
+ * used as configured (missing bucket, refused credentials, unwritable folder). A store that does
+ * not answer yet only gets a warning: it may be starting too, and /readyz says so meanwhile.
+ */
+async function checkBlobStore(ferry: Ferry): Promise<void> {
+  try {
+    await ferry.blobStore.check();
+  } catch (err) {
+    if (err instanceof BlobStoreUnavailableError && err.misconfigured) {
+      await ferry.close();
+      throw new StartupRefusedError(`the blob store cannot be used: ${err.message}`);
+    }
+    ferry.logger.warn(
+      { component: "storage", err: err instanceof Error ? err.message : String(err) },
+      "the blob store does not answer yet; uploads and downloads answer 503 until it does",
+    );
+  }
 }
 
 /** `ferry serve`: the API, pages and (unless `withWorker` is false) the worker, until SIGTERM or SIGINT. */
 export async function serve(config: Config, withWorker: boolean): Promise<number> {
   const ferry = await openFerry(config);
+  await checkBlobStore(ferry);
   const dev = await ferry.auth.ensureDevelopmentAccount();
   const devSetupUrl = dev ? await ferry.dashboard.firstUserSetupLink(dev.email) : undefined;
   const app = await buildServer(ferry);
@@ -63,6 +94,7 @@ export async function serve(config: Config, withWorker: boolean): Promise<number
 /** `ferry worker`: only the job worker (with `extraJobs` too), until SIGTERM or SIGINT. */
 export async function runWorker(config: Config, extraJobs: readonly JobHandler[] = []): Promise<number> {
   const ferry = await openFerry(config);
+  await checkBlobStore(ferry);
   const worker = await buildWorker(ferry, extraJobs);
   await worker.start();
   ferry.logger.info({ worker: worker.id }, "ferry worker started");

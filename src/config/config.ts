@@ -216,6 +216,12 @@ export const settings = {
     doc: "redis://host:6379 to share rate-limit counters and, on PostgreSQL, application revocations between nodes (ADR 0036); unset, rate limits count in memory and on PostgreSQL every call reads its application.",
     parse: url(["redis:", "rediss:"]),
   },
+  REVOCATION_CHECK_SECONDS: {
+    group: "database",
+    doc: "With Redis on PostgreSQL: how often each node reads the database's revocation epoch (ADR 0067). A revoked application is refused by every node within this, even when Redis restarted and lost the revocation; normally at once through Redis.",
+    example: "2",
+    parse: int(2, 1, 300),
+  },
   // security
   FERRY_MASTER_KEY: {
     group: "security",
@@ -306,6 +312,12 @@ export const settings = {
     doc: "Address the bucket as a path (endpoint/bucket/key), as most S3-compatible services need.",
     example: "false",
     parse: bool(false),
+  },
+  S3_TIMEOUT_MS: {
+    group: "storage",
+    doc: "Longest an S3 call may go without progress (connecting, or waiting for bytes) before it is abandoned; the SDK tries a failed call twice, so a call takes at most about twice this. Uploads and downloads then answer 503 with Retry-After and keep nothing. Keep twice this below your clients' and load balancer's timeouts.",
+    example: "15000",
+    parse: int(15_000, 100, 600_000),
   },
   MAX_FILE_BYTES: {
     group: "storage",

@@ -696,6 +696,19 @@ export interface ConsentsTable {
   auth_method: string;
 }
 
+/** One row per master key kid a node started with: a one-way fingerprint (migration 0032, ADR 0066). */
+export interface KeyFingerprintsTable {
+  kid: string;
+  fingerprint: string;
+  recorded_at: string;
+}
+
+/** One row (id 1): bumped by every application revocation (migration 0033, ADR 0067). */
+export interface RevocationEpochTable {
+  id: number;
+  epoch: number | string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   applications: ApplicationsTable;
@@ -738,4 +751,6 @@ export interface DB {
   provider_connections: ProviderConnectionsTable;
   provider_webhook_events: ProviderWebhookEventsTable;
   consents: ConsentsTable;
+  key_fingerprints: KeyFingerprintsTable;
+  revocation_epoch: RevocationEpochTable;
 }

@@ -1,6 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { BlobStoreUnavailableError } from "../adapters/blob-store/blob-validation.js";
 import { isNoRowError } from "../db/database.js";
-import { AppError, type ErrorCode, errorStatus, notFound, ValidationError } from "../shared/errors.js";
+import {
+  AppError,
+  type ErrorCode,
+  errorStatus,
+  notFound,
+  storageUnavailable,
+  ValidationError,
+} from "../shared/errors.js";
 import { IdOutOfRangeError, IntegerRangeError } from "./integer-range.js";
 import { NulCharacterError } from "./nul-bytes.js";
 import type { RouteRegistry } from "./route-registry.js";
@@ -149,6 +157,11 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
         const code = (Object.entries(errorStatus).find(([, s]) => s === error.statusCode)?.[0] ??
           "INVALID_REQUEST") as ErrorCode;
         return sendAppError(reply, new AppError(code, error.message || "Invalid request."));
+      }
+      // A dependency that did not answer is not the server's bug: the caller may retry.
+      if (error instanceof BlobStoreUnavailableError) {
+        request.log.warn({ err: error.message }, "file storage unavailable");
+        return sendAppError(reply, storageUnavailable());
       }
       request.log.error({ err: error }, "unhandled error");
       return sendAppError(

@@ -59,3 +59,15 @@ export function notFound(what = "Resource"): AppError {
 export function unprocessable(detail: string): AppError {
   return new AppError("UNPROCESSABLE_ENTITY", detail);
 }
+
+/** Seconds a caller is told to wait (Retry-After) when a dependency did not answer. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
+
+/** 503 with Retry-After: the file storage did not answer (in time) or refused; nothing was kept. */
+export function storageUnavailable(): AppError {
+  return new AppError(
+    "SERVICE_UNAVAILABLE",
+    "The file storage is not reachable right now; nothing was stored or sent. Try again shortly.",
+    { "retry-after": String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+  );
+}

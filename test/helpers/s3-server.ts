@@ -76,10 +76,70 @@ process.stdin.on("end", () => process.exit(0));
 `;
 
 /**
+ * The external S3 endpoint tests use instead of s3rver, from FERRY_TEST_S3_ENDPOINT,
+ * FERRY_TEST_S3_ACCESS_KEY_ID, FERRY_TEST_S3_SECRET_ACCESS_KEY and FERRY_TEST_S3_REGION (for example
+ * the Ceph RADOS Gateway scripts/rgw.sh starts); undefined when unset.
+ */
+export function externalS3():
+  | { endpoint: string; accessKeyId: string; secretAccessKey: string; region: string }
+  | undefined {
+  const endpoint = process.env.FERRY_TEST_S3_ENDPOINT;
+  if (!endpoint) return undefined;
+  return {
+    endpoint,
+    accessKeyId: process.env.FERRY_TEST_S3_ACCESS_KEY_ID ?? "",
+    secretAccessKey: process.env.FERRY_TEST_S3_SECRET_ACCESS_KEY ?? "",
+    region: process.env.FERRY_TEST_S3_REGION ?? "us-east-1",
+  };
+}
+
+/** A fresh bucket of its own on the external endpoint; `stop()` empties and deletes it. */
+async function startExternalBucket(
+  external: NonNullable<ReturnType<typeof externalS3>>,
+): Promise<TestS3Server> {
+  const s3 = await import("@aws-sdk/client-s3");
+  const client = new s3.S3Client({
+    endpoint: external.endpoint,
+    region: external.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: external.accessKeyId, secretAccessKey: external.secretAccessKey },
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  const bucket = `ferry-test-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  await client.send(new s3.CreateBucketCommand({ Bucket: bucket }));
+  return {
+    ...external,
+    bucket,
+    async stop() {
+      for (;;) {
+        // Servers without ListMultipartUploads (s3rver) have no uploads to abort.
+        const uploads = await client
+          .send(new s3.ListMultipartUploadsCommand({ Bucket: bucket }))
+          .catch(() => ({ Uploads: [], IsTruncated: false }));
+        for (const u of uploads.Uploads ?? [])
+          await client.send(
+            new s3.AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }),
+          );
+        const page = await client.send(new s3.ListObjectsV2Command({ Bucket: bucket }));
+        for (const o of page.Contents ?? [])
+          await client.send(new s3.DeleteObjectCommand({ Bucket: bucket, Key: o.Key }));
+        if (!page.IsTruncated && !uploads.IsTruncated) break;
+      }
+      await client.send(new s3.DeleteBucketCommand({ Bucket: bucket }));
+      client.destroy();
+    },
+  };
+}
+
+/**
  * Starts a real S3-compatible server (s3rver) on 127.0.0.1 on a free port, with one empty bucket,
- * storing objects in a fresh temporary directory. Rejects if the server does not come up.
+ * storing objects in a fresh temporary directory. Rejects if the server does not come up. With
+ * FERRY_TEST_S3_ENDPOINT set, uses that server instead, with a bucket of this test file's own.
  */
 export async function startS3Server(): Promise<TestS3Server> {
+  const external = externalS3();
+  if (external) return startExternalBucket(external);
   const directory = await mkdtemp(join(tmpdir(), "ferry-s3rver-"));
   const child = spawn(
     process.execPath,

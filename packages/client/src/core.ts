@@ -59,13 +59,17 @@ export interface FerryClientOptions {
   onToken?: ((token: string) => void) | undefined;
   /** Refresh this many seconds before expiry (default 300). */
   refreshMarginSeconds?: number | undefined;
-  /** Retries of an answer 429 or 503 (default 4), each after its Retry-After. */
+  /**
+   * Retries of an answer 429 or 503 (default 4), each after its Retry-After, and of a call whose
+   * connection failed before an answer (GET, HEAD, PUT, DELETE only: they may safely be sent
+   * twice), each after a growing delay (0.5 s, 1 s, 2 s...).
+   */
   maxRetries?: number | undefined;
   /** Longest wait for one retry in ms (default 60000); a longer Retry-After fails at once. */
   maxRetryDelayMs?: number | undefined;
   /** The fetch to use (default: the platform's fetch; on Node a node:http one, see node-fetch.ts). */
   fetch?: typeof fetch | undefined;
-  /** Called before each retry of a 429/503 answer (to show or log it). */
+  /** Called before each retry of a 429/503 answer, or of a failed connection (status 0), to show or log it. */
   onRetry?:
     | ((info: { operation: string | undefined; status: number; waitMs: number; attempt: number }) => void)
     | undefined;
@@ -117,6 +121,9 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/** Methods a call may be sent twice with: a connection failure retries them. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE"]);
 
 /** One HTTP call, before authentication and retries are added. */
 export interface RawRequest {
@@ -223,15 +230,27 @@ export class FerryCore {
       if (this.options.userAgent) headers["user-agent"] = this.options.userAgent;
       if (req.auth !== false) headers.authorization = `JWT ${await this.currentToken()}`;
       const url = /^https?:\/\//.test(req.path) ? req.path : this.baseUrl + req.path;
-      const res = await this.fetchImpl(url, {
-        method: req.method,
-        headers,
-        body: req.body?.(),
-        signal: req.signal,
-        redirect: "manual",
-        // Node's fetch needs this for streamed bodies; browsers ignore it for Blobs.
-        ...({ duplex: "half" } as object),
-      });
+      let res: Response;
+      try {
+        res = await this.fetchImpl(url, {
+          method: req.method,
+          headers,
+          body: req.body?.(),
+          signal: req.signal,
+          redirect: "manual",
+          // Node's fetch needs this for streamed bodies; browsers ignore it for Blobs.
+          ...({ duplex: "half" } as object),
+        });
+      } catch (err) {
+        // No answer (refused, reset, cut): an idempotent call is sent again after a growing delay;
+        // a POST is not (it may have created something), and a cancelled call never is.
+        if (req.signal?.aborted || !IDEMPOTENT.has(req.method.toUpperCase()) || attempt >= maxRetries)
+          throw err;
+        const wait = Math.min(maxDelay, 500 * 2 ** attempt);
+        this.options.onRetry?.({ operation: req.operation, status: 0, waitMs: wait, attempt: attempt + 1 });
+        await sleep(wait, req.signal);
+        continue;
+      }
       if (res.ok || (res.status >= 300 && res.status < 400)) return res;
       if (res.status === 401 && req.auth !== false && !retried401) {
         retried401 = true;

@@ -12,6 +12,7 @@ export {
   assertValidBlobKey,
   assertValidBlobPrefix,
   BlobNotFoundError,
+  BlobStoreUnavailableError,
   InvalidBlobKeyError,
   isValidBlobKey,
   MAX_BLOB_KEY_LENGTH,
@@ -70,6 +71,12 @@ export interface BlobStore {
    * with how many. Stores without such files do not have the method.
    */
   sweepTemporaryFiles?(olderThan: Date): Promise<number>;
+  /**
+   * Resolves when the store can be used as configured (S3: the bucket exists and the credentials
+   * are accepted; local: the folder is writable); else rejects BlobStoreUnavailableError with one
+   * line saying what is wrong. Reads and writes no blob.
+   */
+  check(): Promise<void>;
   /** Releases connections and handles; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -93,6 +100,8 @@ export type BlobStoreOptions =
       accessKeyId?: string;
       secretAccessKey?: string;
       forcePathStyle: boolean;
+      /** Longest a call may go without progress, per attempt (default 15 s; two attempts). */
+      timeoutMs?: number;
     };
 
 /**

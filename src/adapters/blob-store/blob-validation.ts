@@ -7,6 +7,26 @@ export class BlobNotFoundError extends Error {
   }
 }
 
+/**
+ * The store could not be used because of where it is or how it is set up (endpoint unreachable,
+ * missing bucket, refused credentials, a call that took too long): not the blob's fault, and worth
+ * retrying once the store is back.
+ */
+export class BlobStoreUnavailableError extends Error {
+  override readonly name = "BlobStoreUnavailableError";
+
+  /**
+   * `misconfigured`: the store answered and refused (a missing bucket, refused credentials, an
+   * unwritable folder): waiting will not help. Otherwise it did not answer (in time).
+   */
+  constructor(
+    message: string,
+    readonly misconfigured = false,
+  ) {
+    super(message);
+  }
+}
+
 /** Thrown (as a rejection) by every blob store method given a key or prefix outside the key rules. */
 export class InvalidBlobKeyError extends Error {
   override readonly name = "InvalidBlobKeyError";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -10,6 +11,7 @@ import {
   assertValidBlobPrefix,
   assertValidRange,
   BlobNotFoundError,
+  BlobStoreUnavailableError,
   unsatisfiableRange,
 } from "./blob-validation.js";
 import {
@@ -74,6 +76,17 @@ export class LocalBlobStore implements BlobStore {
   constructor(dir: string = DEFAULT_LOCAL_BLOB_DIR, options: { directIo?: boolean } = {}) {
     this.#root = resolve(dir);
     this.#directIo = options.directIo ?? true;
+  }
+
+  /** See BlobStore.check: the folder exists (or can be created) and is writable. */
+  async check(): Promise<void> {
+    try {
+      await mkdir(this.#root, { recursive: true, mode: 0o700 });
+      await access(this.#root, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      throw new BlobStoreUnavailableError(`The blob folder ${this.#root} is not writable (${code}).`, true);
+    }
   }
 
   /** See BlobStore.put; the temporary file is removed if `body` or the write fails. */

@@ -19,6 +19,9 @@ interface StoredBlob {
 /** Blob store in process memory, for tests and throwaway development; put buffers the whole body. */
 export class MemoryBlobStore implements BlobStore {
   readonly kind = "memory";
+
+  /** See BlobStore.check: always usable. */
+  async check(): Promise<void> {}
   readonly #blobs = new Map<string, StoredBlob>();
 
   /** See BlobStore.put; the blob is stored only after `body` ended without error. */

@@ -58,10 +58,17 @@ describe("S3BlobStore", () => {
     await store.close();
   });
 
-  it("reports a missing bucket as an error, not as a missing blob", async () => {
+  it("reports a missing bucket as the store's misconfiguration, not as a missing blob", async () => {
     const store = connect("no-such-bucket");
     await expect(store.put("a/b", Readable.from([Buffer.from("x")]))).rejects.toThrow();
-    await expect(store.get("a/b")).rejects.toMatchObject({ name: "NoSuchBucket" });
+    await expect(store.get("a/b")).rejects.toMatchObject({
+      name: "BlobStoreUnavailableError",
+      misconfigured: true,
+    });
+    await expect(store.check()).rejects.toMatchObject({
+      name: "BlobStoreUnavailableError",
+      message: expect.stringContaining("the bucket does not exist"),
+    });
     await store.close();
   });
 

@@ -3,6 +3,7 @@ import { pipeline } from "node:stream/promises";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   paginateListObjectsV2,
   S3Client,
@@ -16,6 +17,7 @@ import {
   assertValidBlobPrefix,
   assertValidRange,
   BlobNotFoundError,
+  BlobStoreUnavailableError,
   unsatisfiableRange,
 } from "./blob-validation.js";
 
@@ -25,6 +27,7 @@ export type S3BlobStoreOptions = Omit<Extract<BlobStoreOptions, { kind: "s3" }>,
 // Multipart part size and parallel parts per put: at most PART_BYTES * QUEUE_SIZE buffered per upload.
 const PART_BYTES = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
+const DEFAULT_TIMEOUT_MS = 15_000;
 
 /**
  * Blob store on S3 or an S3-compatible service, one object per blob in one bucket. Puts stream
@@ -36,6 +39,7 @@ export class S3BlobStore implements BlobStore {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #listPageSize: number | undefined;
+  readonly #where: string;
 
   /**
    * Creates the client; no request is made until the first operation. `tuning.listPageSize` sets
@@ -49,6 +53,13 @@ export class S3BlobStore implements BlobStore {
       // nothing but incompatibility with several S3-compatible services.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
+      // A frozen S3 must not hold a call (and its client) for ever: each attempt gives up after
+      // this long without progress, and a failed call is tried twice in all.
+      requestHandler: {
+        connectionTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        socketTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      },
+      maxAttempts: 2,
     };
     if (options.endpoint) config.endpoint = options.endpoint;
     if (options.accessKeyId && options.secretAccessKey) {
@@ -57,6 +68,29 @@ export class S3BlobStore implements BlobStore {
     this.#client = new S3Client(config);
     this.#bucket = options.bucket;
     this.#listPageSize = tuning.listPageSize;
+    this.#where = `S3 bucket "${options.bucket}"${options.endpoint ? ` at ${options.endpoint}` : ""}`;
+  }
+
+  /**
+   * BlobStoreUnavailableError for a failure of S3 itself (no answer, no answer in time, a 5xx, a
+   * refused bucket or credentials); any other error as it is.
+   */
+  #fault(error: unknown): unknown {
+    if (error instanceof BlobStoreUnavailableError) return error;
+    const status = httpStatus(error);
+    if (status === undefined || status >= 500 || isRefusal(error)) {
+      return new BlobStoreUnavailableError(`${this.#where}: ${describeS3Failure(error)}`, isRefusal(error));
+    }
+    return error;
+  }
+
+  /** See BlobStore.check: HeadBucket, which needs the bucket and accepted credentials. */
+  async check(): Promise<void> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
+    } catch (error) {
+      throw new BlobStoreUnavailableError(`${this.#where}: ${describeS3Failure(error)}`, isRefusal(error));
+    }
   }
 
   /** See BlobStore.put. */
@@ -79,8 +113,9 @@ export class S3BlobStore implements BlobStore {
       }),
     ]);
     // A failed source fails both; its own error explains the failure better than the aborted upload.
+    if (uploaded.status === "rejected" && (piped.status === "fulfilled" || piped.reason === uploaded.reason))
+      throw this.#fault(uploaded.reason);
     if (piped.status === "rejected") throw piped.reason;
-    if (uploaded.status === "rejected") throw uploaded.reason;
     return { bytes: counter.bytes };
   }
 
@@ -103,7 +138,7 @@ export class S3BlobStore implements BlobStore {
       if (errorName(error) === "InvalidRange" || httpStatus(error) === 416) {
         throw unsatisfiableRange(key, range?.start ?? 0);
       }
-      throw error;
+      throw this.#fault(error);
     }
   }
 
@@ -115,7 +150,11 @@ export class S3BlobStore implements BlobStore {
   /** See BlobStore.delete. */
   async delete(key: string): Promise<void> {
     assertValidBlobKey(key);
-    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
+    await this.#client
+      .send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }))
+      .catch((error: unknown) => {
+        throw this.#fault(error);
+      });
   }
 
   /** See BlobStore.exists. */
@@ -126,7 +165,7 @@ export class S3BlobStore implements BlobStore {
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
-      throw error;
+      throw this.#fault(error);
     }
   }
 
@@ -177,4 +216,31 @@ function isNotFound(error: unknown): boolean {
   const name = errorName(error);
   if (name === "NoSuchBucket") return false; // a configuration problem, not a missing blob
   return name === "NoSuchKey" || name === "NotFound" || httpStatus(error) === 404;
+}
+
+/** Whether S3 answered and refused the call because of the configuration (bucket, credentials). */
+function isRefusal(error: unknown): boolean {
+  const status = httpStatus(error);
+  return (
+    status === 400 ||
+    status === 401 ||
+    status === 403 ||
+    status === 404 ||
+    errorName(error) === "NoSuchBucket"
+  );
+}
+
+/** One line for an operator saying why an S3 call failed (never the credentials themselves). */
+export function describeS3Failure(error: unknown): string {
+  const status = httpStatus(error);
+  const name = errorName(error);
+  const code = (error as { code?: string } | undefined)?.code;
+  if (status === 404 || name === "NoSuchBucket" || name === "NotFound") return "the bucket does not exist";
+  if (status === 403 || status === 401 || name === "InvalidAccessKeyId" || name === "SignatureDoesNotMatch") {
+    return `the credentials were refused (${name && name !== "Forbidden" ? name : `HTTP ${status}`}); check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY`;
+  }
+  if (name === "TimeoutError" || name === "AbortError") return "no answer in time";
+  if (code) return `not reachable (${code})`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `${name ?? "error"}${status ? ` (HTTP ${status})` : ""}: ${message.slice(0, 200)}`;
 }

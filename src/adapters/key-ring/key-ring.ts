@@ -1,4 +1,4 @@
-import { hkdfSync, randomBytes } from "node:crypto";
+import { createHash, hkdfSync, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
  * The master key ring. Each master key has a kid; purpose keys (JWT signing, KEKs that wrap media
  * data keys, secret encryption) are derived from a master key with HKDF, so one rotation rotates all.
  */
-export type KeyPurpose = "jwt" | "kek" | "secrets" | "audit-anchor";
+export type KeyPurpose = "jwt" | "kek" | "secrets" | "audit-anchor" | "fingerprint";
 
 /** Read access to the ring, plus rotation when the ring is file-backed. */
 export interface KeyRing {
@@ -171,4 +171,13 @@ export function openKeyRing(options: {
     return state;
   };
   return new MasterKeyRing(read(), persist, read, options.now);
+}
+
+/**
+ * A one-way fingerprint of master key `kid` (hex SHA-256 of a key derived for this purpose only):
+ * equal on two nodes exactly when they hold the same key under that kid, and useless to anyone
+ * who reads it.
+ */
+export function keyFingerprint(ring: KeyRing, kid: string): string {
+  return createHash("sha256").update(ring.derive(kid, "fingerprint")).digest("hex");
 }

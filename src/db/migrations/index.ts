@@ -22,6 +22,8 @@ import * as m0022 from "./0022_audit_partial_indexes.js";
 import * as m0027 from "./0027_container_chat_closed.js";
 import * as m0028 from "./0028_feature_files_destroyed.js";
 import * as m0030 from "./0030_enrichments.js";
+import * as m0032 from "./0032_key_fingerprints.js";
+import * as m0033 from "./0033_revocation_epoch.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +50,6 @@ export const migrations: Record<string, Migration> = {
   "0027_container_chat_closed": m0027,
   "0028_feature_files_destroyed": m0028,
   "0030_enrichments": m0030,
+  "0032_key_fingerprints": m0032,
+  "0033_revocation_epoch": m0033,
 };

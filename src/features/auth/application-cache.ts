@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Database } from "../../db/database.js";
-import type { ApplicationRow } from "./auth.repository.js";
+import { type ApplicationRow, bumpRevocationEpoch, readRevocationEpoch } from "./auth.repository.js";
 
 /** The Redis key of the revocation counter every node compares its cached entries with. */
 export const REVOCATION_EPOCH_KEY = "ferry:auth:revocation-epoch";
@@ -16,6 +16,8 @@ export const REVOCATION_CHANNEL = "ferry:auth:revoked";
 interface FreshnessGuard {
   current(): Promise<string | undefined>;
   announce(applicationId: number): Promise<void>;
+  /** Re-reads what the guard checks on its timer (the database's revocation epoch), now. */
+  check?(): Promise<void>;
   close(): void;
 }
 
@@ -69,49 +71,99 @@ export class ApplicationCache {
     this.entries.delete(id);
   }
 
+  /**
+   * Runs the periodic check now (with Redis: reads the database's revocation epoch; a change
+   * drops every entry). The timer calls it every few seconds.
+   */
+  async checkRevocations(): Promise<void> {
+    await this.guard?.check?.();
+  }
+
   /** Stops listening for other nodes' revocations. */
   close(): void {
     this.guard?.close();
   }
 }
 
+/** How long a refused (re)subscription waits before it is tried again. */
+const RESUBSCRIBE_DELAY_MS = 5_000;
+
 /**
  * With Redis: a shared counter read on every lookup (one Redis GET, no database query) and a
  * published id so other nodes drop the entry before their next call. A node that cannot reach
- * Redis reads the database instead.
+ * Redis reads the database instead. Redis may lose both (a restart without persistence resets the
+ * counter to a value entries were stamped with; a message published while a node was not
+ * subscribed is gone), so the stamp also carries the database's revocation epoch, which every
+ * revocation bumps and every node reads every `checkIntervalMs` (ADR 0067): that bounds how long
+ * a lost revocation can go unseen. A refused subscription (an ACL change: NOPERM) is reported
+ * and tried again, never thrown.
  */
 function redisGuard(
   redis: Redis,
+  database: Database,
   onError: (err: Error) => void,
+  checkIntervalMs: number,
 ): FreshnessGuard & { onRevoked(listener: (id: number) => void): void } {
   let subscriber: Redis | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  let epoch = "?";
   const listeners = new Set<(id: number) => void>();
+  const check = async () => {
+    try {
+      epoch = await readRevocationEpoch(database.db);
+    } catch (err) {
+      onError(err as Error);
+    }
+  };
+  const timer = setInterval(check, checkIntervalMs);
+  timer.unref();
+  void check();
   return {
     async current() {
       if (redis.status !== "ready") return undefined;
       try {
-        return (await redis.get(REVOCATION_EPOCH_KEY)) ?? "0";
+        return `${(await redis.get(REVOCATION_EPOCH_KEY)) ?? "0"}/${epoch}`;
       } catch {
         return undefined;
       }
     },
     async announce(applicationId) {
+      await bumpRevocationEpoch(database.db);
+      await check();
       await redis.incr(REVOCATION_EPOCH_KEY);
       await redis.publish(REVOCATION_CHANNEL, String(applicationId)).catch(onError);
     },
+    check,
     close() {
+      closed = true;
+      clearInterval(timer);
+      clearTimeout(retry);
       subscriber?.disconnect();
     },
     onRevoked(listener) {
       listeners.add(listener);
       if (subscriber) return;
-      subscriber = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
-      subscriber.on("error", onError);
-      subscriber.on("message", (_channel: string, message: string) => {
+      // ioredis's own re-subscription after a reconnect rejects unhandled when refused: this guard
+      // subscribes on every "ready" itself instead.
+      const sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false, autoResubscribe: false });
+      subscriber = sub;
+      const subscribe = () => {
+        clearTimeout(retry);
+        sub.subscribe(REVOCATION_CHANNEL).catch((err: Error) => {
+          onError(err);
+          if (!closed) {
+            retry = setTimeout(subscribe, RESUBSCRIBE_DELAY_MS);
+            retry.unref();
+          }
+        });
+      };
+      sub.on("error", onError);
+      sub.on("ready", subscribe);
+      sub.on("message", (_channel: string, message: string) => {
         const id = Number(message);
         if (Number.isSafeInteger(id)) for (const l of listeners) l(id);
       });
-      subscriber.subscribe(REVOCATION_CHANNEL).catch(onError);
     },
   };
 }
@@ -141,10 +193,11 @@ export function createApplicationCache(
   database: Database,
   redis: Redis | undefined,
   onError: (err: Error) => void = () => {},
+  checkIntervalMs = 2_000,
 ): ApplicationCache {
   if (database.externalChanges) return new ApplicationCache(sqliteGuard(database.externalChanges));
   if (redis) {
-    const guard = redisGuard(redis, onError);
+    const guard = redisGuard(redis, database, onError, checkIntervalMs);
     const cache = new ApplicationCache(guard);
     guard.onRevoked((id) => cache.dropLocal(id));
     return cache;

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type { AccountsTable, ApplicationsTable } from "../../db/schema.js";
 
@@ -151,4 +151,15 @@ export async function updateAccountName(
   now: string,
 ): Promise<void> {
   await ex.updateTable("accounts").set({ name, updated: now }).where("id", "=", accountId).execute();
+}
+
+/** The revocation epoch (migration 0033) as a string; "0" when the row is missing. */
+export async function readRevocationEpoch(ex: Executor): Promise<string> {
+  const row = await ex.selectFrom("revocation_epoch").select("epoch").where("id", "=", 1).executeTakeFirst();
+  return row ? String(row.epoch) : "0";
+}
+
+/** Bumps the revocation epoch by one. */
+export async function bumpRevocationEpoch(ex: Executor): Promise<void> {
+  await ex.updateTable("revocation_epoch").set({ epoch: sql`epoch + 1` }).where("id", "=", 1).execute();
 }

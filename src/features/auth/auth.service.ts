@@ -119,6 +119,11 @@ export class AuthService {
     });
   }
 
+  /** Runs this node's periodic revocation check now (ADR 0067); a timer runs it every few seconds. */
+  checkRevocations(): Promise<void> {
+    return this.applications.checkRevocations();
+  }
+
   /** Stops listening for other nodes' revocations (on shutdown). */
   close(): void {
     this.applications.close();

@@ -39,7 +39,12 @@ export function createAuthFeature(deps: {
   redis?: Redis | undefined;
   onError?: (err: Error) => void;
 }): Feature<AuthService> {
-  const applications = createApplicationCache(deps.database, deps.redis, deps.onError);
+  const applications = createApplicationCache(
+    deps.database,
+    deps.redis,
+    deps.onError,
+    deps.config.REVOCATION_CHECK_SECONDS * 1000,
+  );
   const service = new AuthService(
     deps.database,
     deps.config,

@@ -4,8 +4,9 @@
  * once) follow download-limits.service.ts (ADR 0021).
  */
 import { Readable, Transform } from "node:stream";
+import { BlobStoreUnavailableError } from "../../adapters/blob-store/blob-store.js";
 import { IntegrityError } from "../../crypto/integrity-error.js";
-import { AppError, notFound } from "../../shared/errors.js";
+import { AppError, notFound, storageUnavailable } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 import { toTimestamp } from "../../shared/time.js";
 import {
@@ -95,6 +96,10 @@ export class MediaDownloadService {
     } catch (error) {
       await transfer.abandon();
       if (error instanceof AppError) throw error;
+      if (error instanceof BlobStoreUnavailableError) {
+        this.deps.logger.warn({ err: error.message, mediaId: media.id }, "file storage unavailable");
+        throw storageUnavailable();
+      }
       this.deps.logger.error({ err: error, mediaId: media.id }, "media download failed before sending");
       throw new AppError(
         "INTERNAL_SERVER_ERROR",

@@ -112,6 +112,7 @@ export function blobStoreOptionsFromConfig(config: Config): BlobStoreOptions {
         ...(config.S3_ACCESS_KEY_ID ? { accessKeyId: config.S3_ACCESS_KEY_ID } : {}),
         ...(config.S3_SECRET_ACCESS_KEY ? { secretAccessKey: config.S3_SECRET_ACCESS_KEY } : {}),
         forcePathStyle: config.S3_FORCE_PATH_STYLE,
+        timeoutMs: config.S3_TIMEOUT_MS,
       };
     }
   }
