@@ -17,6 +17,9 @@ import {
   findUserBySetupHash,
   insertUser,
   listUsersOfAccount,
+  replaceRecoveryCodes,
+  reserveSignInAttempt,
+  settleSignInAttempt,
   type UserRow,
   updateUser,
 } from "./dashboard.repository.js";
@@ -54,6 +57,15 @@ export interface UserView {
 
 /** The outcome of a failed sign-in step, in words the form shows. */
 export class SignInRefused extends Error {}
+
+/**
+ * The one answer of the password step to an unknown email, a wrong password and a locked user
+ * alike, so the form tells nothing about which emails exist or are locked.
+ */
+export const PASSWORD_REFUSED = `Wrong email or password. After ${LOCKOUT_THRESHOLD} failed attempts in a row, sign-in stays locked for 15 minutes.`;
+/** The answer of the code steps while the user is locked out (the password was already right). */
+const LOCKED_OUT =
+  "Too many failed attempts: sign-in is locked for 15 minutes. Try again later or ask a colleague.";
 
 function sha256(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
@@ -224,11 +236,11 @@ export class UsersService {
     const { db } = this.deps.database;
     const row = await findUserById(db, userId);
     if (!row?.totp_secret || row.totp_enabled_at) throw new SignInRefused("Start the setup again.");
-    await this.refuseWhenLocked(row, caller);
+    const reserved = await this.reserveOrRefuse(row, caller);
     const secret = this.openTotp(row.totp_secret);
     const step = secret ? matchTotpStep(secret, code.trim(), this.deps.clock.now()) : undefined;
     if (step === undefined || !(await advanceTotpStep(db, userId, step, this.now()))) {
-      await this.fail(row, caller, "Enrolment code refused");
+      await this.failed(row, reserved, caller, "Enrolment code refused");
       throw new SignInRefused("That code is not right. Enter the 6-digit code your app shows now.");
     }
     const codes = Array.from({ length: RECOVERY_CODES }, () => {
@@ -236,11 +248,10 @@ export class UsersService {
       return `${raw.slice(0, 4)}-${raw.slice(4, 8)}-${raw.slice(8, 12)}-${raw.slice(12)}`;
     });
     await db.transaction().execute(async (trx) => {
+      await settleSignInAttempt(trx, userId, reserved, "clear", this.now());
       await updateUser(trx, userId, {
         totp_enabled_at: this.now(),
         recovery_codes: JSON.stringify(codes.map((c) => sha256(normaliseRecoveryCode(c)))),
-        failed_attempts: 0,
-        locked_until: null,
         last_sign_in_at: this.now(),
         updated: this.now(),
       });
@@ -260,32 +271,43 @@ export class UsersService {
 
   /**
    * First step of sign-in: email and password. Returns the user (who then owes a TOTP or recovery
-   * code, or enrolment). Throws SignInRefused with one message for every wrong pair, so the form
-   * tells nothing about which emails exist; AAA-0002 is written on the account of a known email.
+   * code, or enrolment). The attempt is counted before the password is checked (at most
+   * LOCKOUT_THRESHOLD checks per lock, however many arrive at once). An unknown email, a wrong
+   * password and a locked user all spend one scrypt and get the same SignInRefused
+   * (PASSWORD_REFUSED), so neither the answer nor its work tells which emails exist; AAA-0002 is
+   * written on the account of a known email.
    */
   async checkPassword(email: string, password: string, caller: SignInCaller): Promise<UserView> {
     const row = await findUserByEmail(this.deps.database.db, email.trim().toLowerCase());
     if (!row?.password_hash) {
       await verifyDecoy(password);
-      throw new SignInRefused("Wrong email or password.");
+      throw new SignInRefused(PASSWORD_REFUSED);
     }
-    await this.refuseWhenLocked(row, caller);
+    const reserved = await this.reserve(row);
+    if (reserved === undefined) {
+      await verifyDecoy(password);
+      await this.audit(row, caller, "Refused: locked out after repeated failures");
+      throw new SignInRefused(PASSWORD_REFUSED);
+    }
     if (!(await verifyPassword(password, row.password_hash))) {
-      await this.fail(row, caller, "Wrong password");
-      throw new SignInRefused("Wrong email or password.");
+      await this.failed(row, reserved, caller, "Wrong password");
+      throw new SignInRefused(PASSWORD_REFUSED);
     }
+    // A code is still owed: only this attempt's count is taken back, wrong codes stay counted.
+    await settleSignInAttempt(this.deps.database.db, row.id, reserved, "release", this.now());
     return present(row);
   }
 
   /**
    * Second step of sign-in: a TOTP code (a code already accepted is refused: replay) or an unused
-   * recovery code (used up). Writes AAA-0001 on success, AAA-0002 on refusal (SignInRefused).
+   * recovery code (used up). The attempt is counted before the code is checked. Writes AAA-0001
+   * on success, AAA-0002 on refusal (SignInRefused).
    */
   async checkSecondFactor(userId: number, code: string, caller: SignInCaller): Promise<UserView> {
     const { db } = this.deps.database;
     const row = await findUserById(db, userId);
     if (!row?.totp_secret || !row.totp_enabled_at) throw new SignInRefused("Sign in again.");
-    await this.refuseWhenLocked(row, caller);
+    const reserved = await this.reserveOrRefuse(row, caller);
     const typed = code.trim();
     let how = "";
     if (/^\d{6}$/.test(typed)) {
@@ -294,32 +316,26 @@ export class UsersService {
       if (step !== undefined && (await advanceTotpStep(db, userId, step, this.now())))
         how = "authenticator code";
       else if (step !== undefined) {
-        await this.fail(row, caller, "Authenticator code replayed");
+        await this.failed(row, reserved, caller, "Authenticator code replayed");
         throw new SignInRefused("That code was already used. Wait for the next code and enter it.");
       }
     } else {
-      const hashes = JSON.parse(row.recovery_codes) as string[];
+      // Read again after the reservation: a code used meanwhile is gone.
+      const before = (await findUserById(db, userId))?.recovery_codes ?? "[]";
+      const hashes = JSON.parse(before) as string[];
       const wanted = sha256(normaliseRecoveryCode(typed));
       const match = hashes.find((h) => constantTimeEqual(h, wanted));
-      if (match) {
-        await updateUser(db, userId, {
-          recovery_codes: JSON.stringify(hashes.filter((h) => h !== match)),
-          updated: this.now(),
-        });
-        how = "recovery code";
-      }
+      const after = JSON.stringify(hashes.filter((h) => h !== match));
+      // Conditional on the list read: two sign-ins racing with one code cannot both use it.
+      if (match && (await replaceRecoveryCodes(db, userId, before, after, this.now()))) how = "recovery code";
     }
     if (!how) {
-      await this.fail(row, caller, "Wrong two-factor code");
+      await this.failed(row, reserved, caller, "Wrong two-factor code");
       throw new SignInRefused("That code is not right.");
     }
     await db.transaction().execute(async (trx) => {
-      await updateUser(trx, userId, {
-        failed_attempts: 0,
-        locked_until: null,
-        last_sign_in_at: this.now(),
-        updated: this.now(),
-      });
+      await settleSignInAttempt(trx, userId, reserved, "clear", this.now());
+      await updateUser(trx, userId, { last_sign_in_at: this.now(), updated: this.now() });
       await this.deps.audit.write(trx, {
         accountId: row.account_id,
         code: AuditCode.TOKEN_ISSUED,
@@ -348,27 +364,29 @@ export class UsersService {
     }
   }
 
-  /** Refuses (AAA-0002, SignInRefused) while the user is locked out. */
-  private async refuseWhenLocked(row: UserRow, caller: SignInCaller): Promise<void> {
-    if (row.locked_until && parseTimestamp(row.locked_until) > this.deps.clock.now()) {
-      await this.audit(row, caller, "Refused: locked out after repeated failures");
-      throw new SignInRefused(
-        "Too many failed attempts: sign-in is locked for 15 minutes. Try again later or ask a colleague.",
-      );
-    }
+  /** Counts an attempt before its check (reserveSignInAttempt); undefined while the user is locked out. */
+  private reserve(row: UserRow): Promise<number | undefined> {
+    const now = this.deps.clock.now();
+    return reserveSignInAttempt(this.deps.database.db, row.id, {
+      now: toTimestamp(now),
+      lockUntil: toTimestamp(addSeconds(now, LOCKOUT_SECONDS)),
+      threshold: LOCKOUT_THRESHOLD,
+    });
   }
 
-  /** Counts a failure (locking out at LOCKOUT_THRESHOLD) and writes AAA-0002. */
-  private async fail(row: UserRow, caller: SignInCaller, reason: string): Promise<void> {
-    const fresh = await findUserById(this.deps.database.db, row.id);
-    const failures = (fresh?.failed_attempts ?? row.failed_attempts) + 1;
-    const lock = failures >= LOCKOUT_THRESHOLD;
-    await updateUser(this.deps.database.db, row.id, {
-      failed_attempts: lock ? 0 : failures,
-      locked_until: lock ? toTimestamp(addSeconds(this.deps.clock.now(), LOCKOUT_SECONDS)) : row.locked_until,
-      updated: this.now(),
-    });
-    await this.audit(row, caller, lock ? `${reason}; locked out` : reason);
+  /** Counts an attempt of a code step; refuses (AAA-0002, SignInRefused) while the user is locked out. */
+  private async reserveOrRefuse(row: UserRow, caller: SignInCaller): Promise<number> {
+    const reserved = await this.reserve(row);
+    if (reserved === undefined) {
+      await this.audit(row, caller, "Refused: locked out after repeated failures");
+      throw new SignInRefused(LOCKED_OUT);
+    }
+    return reserved;
+  }
+
+  /** Writes AAA-0002 for a refused attempt (already counted by its reservation, which locks at the threshold). */
+  private async failed(row: UserRow, reserved: number, caller: SignInCaller, reason: string): Promise<void> {
+    await this.audit(row, caller, reserved >= LOCKOUT_THRESHOLD ? `${reason}; locked out` : reason);
   }
 
   private async audit(row: UserRow, caller: SignInCaller, value: string): Promise<void> {
