@@ -34,9 +34,28 @@ export async function insertUser(
     .executeTakeFirstOrThrow();
 }
 
-/** Finds a user by (lower-case) email. */
-export async function findUserByEmail(ex: Executor, email: string): Promise<UserRow | undefined> {
-  return ex.selectFrom("dashboard_users").selectAll().where("email", "=", email).executeTakeFirst();
+/** The user who signs in with a (lower-case) email: the one row of it with a password, if any. */
+export async function findSignInUserByEmail(ex: Executor, email: string): Promise<UserRow | undefined> {
+  return ex
+    .selectFrom("dashboard_users")
+    .selectAll()
+    .where("email", "=", email)
+    .where("password_hash", "is not", null)
+    .executeTakeFirst();
+}
+
+/** The user of an account with a (lower-case) email, set up or invited. */
+export async function findAccountUserByEmail(
+  ex: Executor,
+  accountId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  return ex
+    .selectFrom("dashboard_users")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("email", "=", email)
+    .executeTakeFirst();
 }
 
 /** Finds a user by id. */
@@ -160,15 +179,26 @@ export async function replaceRecoveryCodes(
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** Deletes a user of an account (their sessions go with them); false when absent. */
+/**
+ * Deletes a user of an account and then their sessions; false, touching nothing, when the user is
+ * absent or another account's. Run it in a transaction.
+ */
 export async function deleteUser(ex: Executor, accountId: number, id: number): Promise<boolean> {
-  await ex.deleteFrom("dashboard_sessions").where("user_id", "=", id).execute();
-  const res = await ex
-    .deleteFrom("dashboard_users")
+  const user = await ex
+    .selectFrom("dashboard_users")
+    .select("id")
     .where("id", "=", id)
     .where("account_id", "=", accountId)
     .executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+  if (!user) return false;
+  // Sessions reference the user: they go first, but only once the user is known to be this account's.
+  await ex
+    .deleteFrom("dashboard_sessions")
+    .where("user_id", "=", id)
+    .where("account_id", "=", accountId)
+    .execute();
+  await ex.deleteFrom("dashboard_users").where("id", "=", id).where("account_id", "=", accountId).execute();
+  return true;
 }
 
 /** Inserts a session. */

@@ -1,18 +1,19 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import { constantTimeEqual } from "../../crypto/hashing.js";
-import type { Database } from "../../db/database.js";
+import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import { addSeconds, parseTimestamp, toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { AuditCode, type AuditCodeValue, type AuditWriter } from "../audit/index.js";
 import { openSecret, sealSecret } from "../notifications/index.js";
 import {
   advanceTotpStep,
   countUsersOfAccount,
   deleteSessionsOfUser,
   deleteUser,
-  findUserByEmail,
+  findAccountUserByEmail,
+  findSignInUserByEmail,
   findUserById,
   findUserBySetupHash,
   insertUser,
@@ -42,6 +43,12 @@ export interface SignInCaller {
   ip: string;
   method: string;
   path: string;
+}
+
+/** The signed-in dashboard user who changes the team, and where from (audit fields). */
+export interface TeamActor extends SignInCaller {
+  accountId: number;
+  userId: number;
 }
 
 /** A dashboard user as pages show it (never hashes or secrets). */
@@ -115,13 +122,16 @@ export class UsersService {
 
   /**
    * Adds a user to an account and returns its one-time setup link (valid SETUP_LINK_SECONDS). An
-   * existing user who never finished setup gets a new link (the old one stops working); a user
-   * already set up, or one of another account, is a conflict.
+   * invited user of this account who never finished setup gets a new link (the old one stops
+   * working); one already set up is a conflict. Other accounts are never consulted, so the answer
+   * is the same whether or not the address is known elsewhere (an address that already signs in
+   * to another account is refused when its link is followed). Audited with `actor` when given.
    */
   async invite(
     accountId: number,
     email: string,
     invitedBy: number | null,
+    actor?: TeamActor,
   ): Promise<{ user: UserView; setupUrl: string }> {
     const normalised = email.trim().toLowerCase();
     if (!EMAIL_PATTERN.test(normalised) || normalised.length > 254)
@@ -129,26 +139,43 @@ export class UsersService {
     const token = randomBytes(32).toString("base64url");
     const expires = toTimestamp(addSeconds(this.deps.clock.now(), SETUP_LINK_SECONDS));
     const { db } = this.deps.database;
-    const existing = await findUserByEmail(db, normalised);
-    if (existing) {
-      if (existing.account_id !== accountId || existing.totp_enabled_at)
-        throw new AppError("CONFLICT", `A user with email ${normalised} already exists.`);
-      await updateUser(db, existing.id, {
-        setup_token_hash: sha256(token),
-        setup_expires_at: expires,
-        updated: this.now(),
-      });
-      return { user: present(existing), setupUrl: this.setupUrl(token) };
-    }
-    const row = await insertUser(db, {
-      accountId,
-      email: normalised,
-      setupTokenHash: sha256(token),
-      setupExpiresAt: expires,
-      invitedBy,
-      now: this.now(),
+    return db.transaction().execute(async (trx) => {
+      // Only this account's users are looked at: the answer never depends on other accounts.
+      const existing = await findAccountUserByEmail(trx, accountId, normalised);
+      let row: UserRow;
+      if (existing) {
+        if (existing.totp_enabled_at)
+          throw new AppError("CONFLICT", `${normalised} is already a user of this account.`);
+        await updateUser(trx, existing.id, {
+          setup_token_hash: sha256(token),
+          setup_expires_at: expires,
+          updated: this.now(),
+        });
+        row = existing;
+      } else
+        row = await insertUser(trx, {
+          accountId,
+          email: normalised,
+          setupTokenHash: sha256(token),
+          setupExpiresAt: expires,
+          invitedBy,
+          now: this.now(),
+        });
+      if (actor)
+        await this.recordTeamChange(
+          trx,
+          actor,
+          existing ? AuditCode.ENTITY_UPDATED : AuditCode.ENTITY_CREATED,
+          row.id,
+          existing ? "User invited again (new setup link)" : "User invited",
+        );
+      return { user: present(row), setupUrl: this.setupUrl(token) };
     });
-    return { user: present(row), setupUrl: this.setupUrl(token) };
+  }
+
+  /** True when a set-up user signs in with this email (any account): `ferry admin create-account` refuses it. */
+  async signsIn(email: string): Promise<boolean> {
+    return !!(await findSignInUserByEmail(this.deps.database.db, email.trim().toLowerCase()));
   }
 
   /** True when the account has no user yet (its first start). */
@@ -167,13 +194,53 @@ export class UsersService {
     return row && row.account_id === accountId ? present(row) : undefined;
   }
 
-  /** Removes a user of an account (their sessions end); 404 when absent; a user cannot remove themself. */
-  async remove(accountId: number, userId: number, byUserId: number): Promise<void> {
-    if (userId === byUserId) throw new AppError("INVALID_REQUEST", "You cannot remove yourself.");
-    const removed = await this.deps.database.db
-      .transaction()
-      .execute((trx) => deleteUser(trx, accountId, userId));
-    if (!removed) throw new AppError("RESOURCE_NOT_FOUND", "No such user.");
+  /**
+   * Removes a user of the actor's account, then their sessions, and audits it (ABA-0020 with the
+   * actor); 404, changing nothing, when the user is absent or another account's. A user cannot
+   * remove themself.
+   */
+  async remove(actor: TeamActor, userId: number): Promise<void> {
+    if (userId === actor.userId) throw new AppError("INVALID_REQUEST", "You cannot remove yourself.");
+    await this.deps.database.db.transaction().execute(async (trx) => {
+      if (!(await deleteUser(trx, actor.accountId, userId)))
+        throw new AppError("RESOURCE_NOT_FOUND", "No such user.");
+      await this.recordTeamChange(trx, actor, AuditCode.ENTITY_DELETED, userId, "User removed");
+    });
+  }
+
+  /** Ends every session of the acting user (sign out everywhere) and audits it; returns how many ended. */
+  async signOutEverywhere(actor: TeamActor): Promise<number> {
+    return this.deps.database.db.transaction().execute(async (trx) => {
+      const ended = await deleteSessionsOfUser(trx, actor.userId);
+      await this.recordTeamChange(
+        trx,
+        actor,
+        AuditCode.ENTITY_UPDATED,
+        actor.userId,
+        `Signed out everywhere (${ended} sessions ended)`,
+      );
+      return ended;
+    });
+  }
+
+  /** Audits a change of the team or of a user's sessions, naming the acting user. */
+  async recordTeamChange(
+    ex: Executor,
+    actor: TeamActor,
+    code: AuditCodeValue,
+    userId: number,
+    value: string,
+  ): Promise<void> {
+    await this.deps.audit.write(ex, {
+      accountId: actor.accountId,
+      code,
+      relatedModel: "user",
+      relationKey: userId,
+      value: `${value} by user:${actor.userId}`,
+      from: actor.ip,
+      method: actor.method,
+      path: actor.path,
+    });
   }
 
   /** The user a setup link names while it is valid, or undefined. */
@@ -187,13 +254,20 @@ export class UsersService {
 
   /**
    * Sets the password of the user a valid setup link names and uses the link up. Throws
-   * SignInRefused with the form's message when the link is no longer valid or the password too weak.
+   * SignInRefused with the form's message when the link is no longer valid, the password too weak,
+   * or the address already signs in to another account.
    */
   async setPasswordFromLink(token: string, password: string): Promise<UserView> {
     const user = await this.bySetupToken(token);
     if (!user) throw new SignInRefused("This setup link has expired or was already used. Ask for a new one.");
     const problem = passwordProblem(password, user.email);
     if (problem) throw new SignInRefused(problem);
+    // One sign-in names one account: an address that already signs in elsewhere cannot set up here.
+    const signsIn = await findSignInUserByEmail(this.deps.database.db, user.email);
+    if (signsIn && signsIn.id !== user.id)
+      throw new SignInRefused(
+        "This email address already signs in to another Ferry dashboard. Sign in there, or ask for an invitation to another address.",
+      );
     await updateUser(this.deps.database.db, user.id, {
       password_hash: await hashPassword(password),
       setup_token_hash: null,
@@ -278,7 +352,7 @@ export class UsersService {
    * written on the account of a known email.
    */
   async checkPassword(email: string, password: string, caller: SignInCaller): Promise<UserView> {
-    const row = await findUserByEmail(this.deps.database.db, email.trim().toLowerCase());
+    const row = await findSignInUserByEmail(this.deps.database.db, email.trim().toLowerCase());
     if (!row?.password_hash) {
       await verifyDecoy(password);
       throw new SignInRefused(PASSWORD_REFUSED);

@@ -15,7 +15,7 @@ import type { Containers } from "../../containers/index.js";
 import { callMeta, type MediaService, type MediaView, sendDownload } from "../../media/index.js";
 import type { Notifications } from "../../notifications/index.js";
 import type { RequestsService, RequestView } from "../../requests/index.js";
-import { type DashboardKit, formField, type PageContext } from "../dashboard-kit.js";
+import { type DashboardKit, dashboardActor, formField, type PageContext } from "../dashboard-kit.js";
 import { CsrfField, Notice } from "../views/layout.js";
 import {
   DeliveriesSection,
@@ -809,7 +809,7 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
         let delivery: DeliveryDetail | undefined;
         if (id !== undefined) {
           try {
-            delivery = await callbacks.redeliver(ctx.user.accountId, id, null);
+            delivery = await callbacks.redeliver(ctx.user.accountId, id, null, dashboardActor(request, ctx));
           } catch (err) {
             if (!(err instanceof AppError && err.status === 404)) throw err;
           }
@@ -934,8 +934,8 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
       app,
       "/dashboard/callbacks/secret/rotate",
       { operationId: "dashboardRotateCallbackSecret", summary: "Rotate the callback signing secret" },
-      async (_request, reply, ctx) => {
-        await callbacks.secrets.rotate(ctx.user.accountId, null);
+      async (request, reply, ctx) => {
+        await callbacks.secrets.rotate(ctx.user.accountId, null, dashboardActor(request, ctx));
         return kit.redirect(reply, "/dashboard/callbacks?notice=rotated");
       },
     );
@@ -952,6 +952,7 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
             secure_callbacks: formField(request, "secure_callbacks") === "on",
           },
           null,
+          dashboardActor(request, ctx),
         );
         return kit.redirect(reply, "/dashboard/callbacks?notice=saved");
       },
