@@ -7,6 +7,9 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Numbers are handed out ahead of merging, so a lower one can land after a higher one ran;
+    // each migration stands alone, and a database at 0028 still takes a later-merged 0023.
+    allowUnorderedMigrations: true,
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {

@@ -19,6 +19,7 @@ import * as m0019 from "./0019_account_language.js";
 import * as m0020 from "./0020_dashboard_users.js";
 import * as m0021 from "./0021_requests_list_index.js";
 import * as m0022 from "./0022_audit_partial_indexes.js";
+import * as m0023 from "./0023_dashboard_invites_per_account.js";
 import * as m0027 from "./0027_container_chat_closed.js";
 import * as m0028 from "./0028_feature_files_destroyed.js";
 import * as m0030 from "./0030_enrichments.js";
@@ -47,6 +48,7 @@ export const migrations: Record<string, Migration> = {
   "0020_dashboard_users": m0020,
   "0021_requests_list_index": m0021,
   "0022_audit_partial_indexes": m0022,
+  "0023_dashboard_invites_per_account": m0023,
   "0027_container_chat_closed": m0027,
   "0028_feature_files_destroyed": m0028,
   "0030_enrichments": m0030,

@@ -19,6 +19,7 @@ import { AuditRetentionJob, AuditRetentionService } from "./audit-retention.serv
 
 export { auditCommands } from "./audit.commands.js";
 export { AuditCode, type AuditCodeValue, type AuditEvent, AuditWriter } from "./audit.writer.js";
+export { type AuditActor, actorFields } from "./audit-actor.js";
 export type { AccountChainReport } from "./audit-chain.service.js";
 
 /** What the audit feature offers: the writer every feature records with, and its own services. */

@@ -5,7 +5,7 @@ import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, ValidationError } from "../../shared/errors.js";
 import { type CheckedImage, checkImage, ImageRefusedError, type ImageType } from "../../shared/images.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { type AuditActor, AuditCode, type AuditWriter, actorFields } from "../audit/index.js";
 import {
   type BrandingFontRow,
   type BrandingRow,
@@ -71,9 +71,11 @@ interface BrandingView {
 }
 
 /** Who changes branding, for the audit entry. */
-interface BrandingCaller {
+export interface BrandingCaller {
   /** The API key (application) of the call; null for the dashboard. */
   applicationId: number | null;
+  /** The signed-in dashboard user who made the change (named in the audit entry). */
+  actor?: AuditActor;
 }
 
 /**
@@ -200,7 +202,10 @@ export class BrandingService {
         apiKeyId: caller.applicationId,
         relatedModel: "branding",
         relationKey: accountId,
-        value: `css ${Buffer.byteLength(css, "utf8")} bytes, logo ${logo ? logo.bytes.length : 0} bytes, host ${host ?? "-"}`,
+        ...actorFields(
+          caller.actor,
+          `css ${Buffer.byteLength(css, "utf8")} bytes, logo ${logo ? logo.bytes.length : 0} bytes, host ${host ?? "-"}`,
+        ),
       });
       return presentBranding(row);
     });
@@ -270,7 +275,7 @@ export class BrandingService {
         apiKeyId: caller.applicationId,
         relatedModel: "branding",
         relationKey: accountId,
-        value: `font ${name} ${bytes.length} bytes`,
+        ...actorFields(caller.actor, `font ${name} ${bytes.length} bytes`),
       });
       return { font: presentFont(row), created: !existing };
     });
@@ -287,7 +292,7 @@ export class BrandingService {
         apiKeyId: caller.applicationId,
         relatedModel: "branding",
         relationKey: accountId,
-        value: `font ${name}`,
+        ...actorFields(caller.actor, `font ${name}`),
       });
     });
   }
@@ -303,6 +308,7 @@ export class BrandingService {
         apiKeyId: caller.applicationId,
         relatedModel: "branding",
         relationKey: accountId,
+        ...actorFields(caller.actor, ""),
       });
     });
   }

@@ -5,7 +5,7 @@ import type { Database, Executor } from "../../db/database.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError } from "../../shared/errors.js";
 import { addSeconds, toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { type AuditActor, AuditCode, type AuditWriter, actorFields } from "../audit/index.js";
 import {
   type CallbackSecretRow,
   deleteExpiredSecretRows,
@@ -74,7 +74,11 @@ export class CallbackSecretService {
    * Creates a new current secret; the previous one keeps signing for CALLBACK_SECRET_OVERLAP_HOURS.
    * Audited as ABA-0030 (without the secret). Throws CONFLICT when another rotation ran at the same time.
    */
-  async rotate(accountId: number, applicationId: number | null): Promise<CallbackSecretView> {
+  async rotate(
+    accountId: number,
+    applicationId: number | null,
+    actor?: AuditActor,
+  ): Promise<CallbackSecretView> {
     await this.ensureRows(this.database.db, accountId);
     const rows = await this.database.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
@@ -97,7 +101,7 @@ export class CallbackSecretService {
         apiKeyId: applicationId,
         relatedModel: "callback_secret",
         relationKey: generation,
-        value: `rotated; previous secret signs until ${this.overlapHours} h from now`,
+        ...actorFields(actor, `rotated; previous secret signs until ${this.overlapHours} h from now`),
       });
       return listSecretRows(trx, accountId);
     });

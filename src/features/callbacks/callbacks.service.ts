@@ -6,7 +6,7 @@ import { notFound, ValidationError } from "../../shared/errors.js";
 import { parseId, randomId } from "../../shared/ids.js";
 import { type Paginated, paginate, parsePageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { type AuditActor, AuditCode, type AuditWriter, actorFields } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import {
   type CallbackAccountSettings,
@@ -189,7 +189,12 @@ export class CallbackService {
    * Sends a delivery again (same webhook-id): it becomes pending, an attempt runs at once and
    * failures are retried on the normal schedule. Works in any status. Audited as ABA-0030.
    */
-  async redeliver(accountId: number, id: number, applicationId: number | null): Promise<DeliveryDetailView> {
+  async redeliver(
+    accountId: number,
+    id: number,
+    applicationId: number | null,
+    actor?: AuditActor,
+  ): Promise<DeliveryDetailView> {
     await this.database.db.transaction().execute(async (trx) => {
       const row = await findAccountDelivery(trx, accountId, id);
       if (!row) throw notFound("Callback");
@@ -205,7 +210,7 @@ export class CallbackService {
         apiKeyId: applicationId,
         relatedModel: "callback",
         relationKey: id,
-        value: "redeliver",
+        ...actorFields(actor, "redeliver"),
       });
     });
     return this.getDelivery(accountId, id);
@@ -221,6 +226,7 @@ export class CallbackService {
     accountId: number,
     patch: Partial<CallbackAccountSettings>,
     applicationId: number | null,
+    actor?: AuditActor,
   ): Promise<CallbackAccountSettings> {
     const changes: Record<string, unknown> = {};
     if (patch.callback_shape !== undefined) changes.callback_shape = patch.callback_shape;
@@ -238,7 +244,7 @@ export class CallbackService {
         apiKeyId: applicationId,
         relatedModel: "callback_settings",
         relationKey: accountId,
-        value: JSON.stringify(changes),
+        ...actorFields(actor, JSON.stringify(changes)),
       });
       return merged;
     });

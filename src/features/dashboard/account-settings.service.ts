@@ -76,12 +76,12 @@ export class AccountSettings {
 
   /** Sets the SMTP settings (the password kept when `password` is undefined, removed when ""). */
   async setSmtp(actor: SettingsActor, body: Record<string, unknown>): Promise<void> {
-    await this.deps.smtp.put({ accountId: actor.accountId, applicationId: 0 }, body);
+    await this.deps.smtp.put({ accountId: actor.accountId, applicationId: 0, actor }, body);
   }
 
   /** Removes the SMTP settings (404 when none). */
   async removeSmtp(actor: SettingsActor): Promise<void> {
-    await this.deps.smtp.remove({ accountId: actor.accountId, applicationId: 0 });
+    await this.deps.smtp.remove({ accountId: actor.accountId, applicationId: 0, actor });
   }
 
   private async change(

@@ -7,6 +7,7 @@ import { AppError, errorStatus, ValidationError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
 import { renderDocument } from "../../web/layout.js";
 import { applyRecipientHeaders } from "../../web/security-headers.js";
+import type { AuditActor } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import { isHttps, readCookies, setCookie } from "../recipient/index.js";
 import type { LiveSession, SessionsService } from "./sessions.service.js";
@@ -59,6 +60,16 @@ declare module "fastify" {
     /** The signed-in dashboard user (set by the dashboard session guard). */
     dashboardUser: SignedInUser | undefined;
   }
+}
+
+/** The signed-in user of a page and the request, as audit entries name who made a change. */
+export function dashboardActor(request: FastifyRequest, ctx: PageContext): AuditActor {
+  return {
+    userId: ctx.user.userId,
+    ip: request.ip,
+    method: request.method,
+    path: request.url.split("?")[0] ?? "",
+  };
 }
 
 /** The first value of a form field as a string ("" when absent). */

@@ -19,7 +19,13 @@ export const dashboardCommands: CommandSpec<DashboardCommandDeps>[] = [
     usage:
       "--email E [--name N] [--json]   Create an owner account; prints the owner's one-time dashboard setup link",
     run: async ({ auth, users }, out, flags) => {
-      const account = await auth.createAccount(required(flags.email, "--email"), flags.name ?? "");
+      const email = required(flags.email, "--email");
+      // Checked before anything is created: the command makes the account and its first user, or nothing.
+      if (await users.signsIn(email))
+        throw new UsageError(
+          `${email} already signs in to a Ferry dashboard; one address signs in to one account. Use another address.`,
+        );
+      const account = await auth.createAccount(email, flags.name ?? "");
       const { setupUrl } = await users.invite(account.id, account.email, null);
       out.print(
         { account_id: account.id, email: account.email, name: account.name, setup_url: setupUrl },

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
 import type { DashboardSessionsTable, DashboardUsersTable } from "../../db/schema.js";
 
@@ -34,9 +34,28 @@ export async function insertUser(
     .executeTakeFirstOrThrow();
 }
 
-/** Finds a user by (lower-case) email. */
-export async function findUserByEmail(ex: Executor, email: string): Promise<UserRow | undefined> {
-  return ex.selectFrom("dashboard_users").selectAll().where("email", "=", email).executeTakeFirst();
+/** The user who signs in with a (lower-case) email: the one row of it with a password, if any. */
+export async function findSignInUserByEmail(ex: Executor, email: string): Promise<UserRow | undefined> {
+  return ex
+    .selectFrom("dashboard_users")
+    .selectAll()
+    .where("email", "=", email)
+    .where("password_hash", "is not", null)
+    .executeTakeFirst();
+}
+
+/** The user of an account with a (lower-case) email, set up or invited. */
+export async function findAccountUserByEmail(
+  ex: Executor,
+  accountId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  return ex
+    .selectFrom("dashboard_users")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("email", "=", email)
+    .executeTakeFirst();
 }
 
 /** Finds a user by id. */
@@ -93,15 +112,93 @@ export async function advanceTotpStep(ex: Executor, id: number, step: number, no
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** Deletes a user of an account (their sessions go with them); false when absent. */
-export async function deleteUser(ex: Executor, accountId: number, id: number): Promise<boolean> {
-  await ex.deleteFrom("dashboard_sessions").where("user_id", "=", id).execute();
+/**
+ * Counts one sign-in attempt (password, TOTP, recovery or enrolment code) before it is checked, in
+ * one statement: the count rises by one and, when it reaches `threshold`, the lock starts until
+ * `lockUntil`; a lock that has expired starts a new count at 1. Returns the attempt's number in the
+ * run of failures, or undefined when the user is locked at `now` (nothing counted). Concurrent
+ * attempts serialise on the row, so at most `threshold` of them are ever checked per lock period.
+ */
+export async function reserveSignInAttempt(
+  ex: Executor,
+  id: number,
+  v: { now: string; lockUntil: string; threshold: number },
+): Promise<number | undefined> {
+  const row = await ex
+    .updateTable("dashboard_users")
+    .set({
+      failed_attempts: sql<number>`CASE WHEN locked_until IS NULL THEN failed_attempts + 1 ELSE 1 END`,
+      locked_until: sql<
+        string | null
+      >`CASE WHEN locked_until IS NULL AND failed_attempts + 1 >= ${v.threshold} THEN ${v.lockUntil} ELSE NULL END`,
+      updated: v.now,
+    })
+    .where("id", "=", id)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", v.now)]))
+    .returning("failed_attempts")
+    .executeTakeFirst();
+  return row ? Number(row.failed_attempts) : undefined;
+}
+
+/**
+ * Settles a successful attempt numbered `reserved`, only when no other attempt was counted since
+ * (a lock other attempts set meanwhile stays): "clear" ends the run of failures (signed in),
+ * "release" takes back only this attempt's count (a right password, with a code still owed, must
+ * not wipe out wrong codes). True when settled.
+ */
+export async function settleSignInAttempt(
+  ex: Executor,
+  id: number,
+  reserved: number,
+  how: "clear" | "release",
+  now: string,
+): Promise<boolean> {
   const res = await ex
-    .deleteFrom("dashboard_users")
+    .updateTable("dashboard_users")
+    .set({ failed_attempts: how === "clear" ? 0 : reserved - 1, locked_until: null, updated: now })
+    .where("id", "=", id)
+    .where("failed_attempts", "=", reserved)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Replaces the user's recovery code hashes only when they are still `before`; false when another request changed them. */
+export async function replaceRecoveryCodes(
+  ex: Executor,
+  id: number,
+  before: string,
+  after: string,
+  now: string,
+): Promise<boolean> {
+  const res = await ex
+    .updateTable("dashboard_users")
+    .set({ recovery_codes: after, updated: now })
+    .where("id", "=", id)
+    .where("recovery_codes", "=", before)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * Deletes a user of an account and then their sessions; false, touching nothing, when the user is
+ * absent or another account's. Run it in a transaction.
+ */
+export async function deleteUser(ex: Executor, accountId: number, id: number): Promise<boolean> {
+  const user = await ex
+    .selectFrom("dashboard_users")
+    .select("id")
     .where("id", "=", id)
     .where("account_id", "=", accountId)
     .executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+  if (!user) return false;
+  // Sessions reference the user: they go first, but only once the user is known to be this account's.
+  await ex
+    .deleteFrom("dashboard_sessions")
+    .where("user_id", "=", id)
+    .where("account_id", "=", accountId)
+    .execute();
+  await ex.deleteFrom("dashboard_users").where("id", "=", id).where("account_id", "=", accountId).execute();
+  return true;
 }
 
 /** Inserts a session. */

@@ -38,6 +38,7 @@ export {
   DASHBOARD_CSRF_COOKIE,
   DASHBOARD_SESSION_COOKIE,
   DashboardKit,
+  dashboardActor,
   formField,
   formFields,
   type PageContext,

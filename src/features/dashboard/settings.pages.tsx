@@ -202,7 +202,12 @@ export function settingsPages(deps: {
       async (request, reply, ctx) => {
         const email = formField(request, "email");
         try {
-          const { user, setupUrl } = await users.invite(ctx.user.accountId, email, ctx.user.userId);
+          const { user, setupUrl } = await users.invite(
+            ctx.user.accountId,
+            email,
+            ctx.user.userId,
+            actor(request, ctx),
+          );
           return teamPage(request, reply, ctx, { status: 201, invited: { email: user.email, setupUrl } });
         } catch (err) {
           if (
@@ -221,7 +226,7 @@ export function settingsPages(deps: {
       { operationId: "dashboardRemoveUser", summary: "Remove a user of the account" },
       async (request, reply, ctx) => {
         const id = Number((request.params as { id: string }).id);
-        await users.remove(ctx.user.accountId, Number.isSafeInteger(id) ? id : -1, ctx.user.userId);
+        await users.remove(actor(request, ctx), Number.isSafeInteger(id) ? id : -1);
         return kit.redirect(reply, "/dashboard/settings/team?saved=removed");
       },
     );

@@ -291,7 +291,11 @@ export function signInPages(deps: {
       "/dashboard/sign-out-everywhere",
       { operationId: "dashboardSignOutEverywhere", summary: "End every session of the signed-in user" },
       async (request, reply, ctx) => {
-        await sessions.endAll(ctx.user.userId);
+        await users.signOutEverywhere({
+          ...caller(request),
+          accountId: ctx.user.accountId,
+          userId: ctx.user.userId,
+        });
         kit.clearSessionCookie(request, reply);
         return kit.redirect(reply, "/dashboard/sign-in");
       },

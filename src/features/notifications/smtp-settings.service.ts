@@ -9,7 +9,7 @@ import type { Clock } from "../../shared/clock.js";
 import { notFound, ValidationError } from "../../shared/errors.js";
 import { toTimestamp } from "../../shared/time.js";
 import { isValidEmail } from "../../shared/validation.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { type AuditActor, AuditCode, type AuditWriter, actorFields } from "../audit/index.js";
 import { presentSmtpSettings, type SmtpSettingsView } from "./notifications.presenter.js";
 import {
   deleteSmtpSettings,
@@ -19,10 +19,12 @@ import {
 } from "./notifications.repository.js";
 import { openSecret, sealSecret } from "./secret-box.js";
 
-/** Who changes settings: the account and the application (for the audit entry). */
+/** Who changes settings: the account and the application, or the dashboard user (for the audit entry). */
 export interface SettingsCaller {
   accountId: number;
   applicationId: number;
+  /** The signed-in dashboard user who made the change (named in the audit entry). */
+  actor?: AuditActor;
 }
 
 const TLS_MODES = ["none", "starttls", "tls"] as const;
@@ -115,7 +117,7 @@ export class SmtpSettingsService {
         apiKeyId: caller.applicationId,
         relatedModel: "smtp_settings",
         relationKey: caller.accountId,
-        value: host,
+        ...actorFields(caller.actor, host),
       });
       this.drop(caller.accountId);
       return presentSmtpSettings(row);
@@ -132,6 +134,7 @@ export class SmtpSettingsService {
         apiKeyId: caller.applicationId,
         relatedModel: "smtp_settings",
         relationKey: caller.accountId,
+        ...actorFields(caller.actor, ""),
       });
     });
     this.drop(caller.accountId);

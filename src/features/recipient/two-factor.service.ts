@@ -102,7 +102,7 @@ export class TwoFactorService {
     private readonly messages: Pick<DirectMessages, "queue">,
     private readonly records: Pick<
       RequestRecords,
-      "lockForTfaSend" | "countTfaSend" | "reserveTfaFailure" | "clearTfaFailures"
+      "lockForTfaSend" | "countTfaSend" | "reserveTfaFailure" | "clearTfaFailuresAfter"
     >,
     private readonly audit: AuditWriter,
   ) {}
@@ -207,7 +207,8 @@ export class TwoFactorService {
     if (this.tokens.verifyCode(subject.id, code, latest.code_hash)) {
       const consumed = await db.transaction().execute(async (trx) => {
         const done = await consumeTfaCode(trx, latest.id, toTimestamp(now), max);
-        if (done) await this.records.clearTfaFailures(trx, subject.id);
+        // Conditional: a lock other guesses set while this code was checked stays.
+        if (done) await this.records.clearTfaFailuresAfter(trx, subject.id, failures, maxFailures);
         return done;
       });
       return consumed ? { ok: true } : { ok: false, reason: "no_code" };

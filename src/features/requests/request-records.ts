@@ -6,6 +6,7 @@ import type { TemplateUsage } from "../templates/index.js";
 import type { RequestRow } from "./requests.presenter.js";
 import {
   clearTfaFailures,
+  clearTfaFailuresAfter,
   countTfaSend,
   deleteContainerRow,
   findContainerRow,
@@ -112,7 +113,12 @@ export class RequestRecords implements ContactUsage, TemplateUsage, MediaTargets
     return reserveTfaFailure(ex, id, max);
   }
 
-  /** Forgets the two-factor failures: after a correct code, or when the owner sends the link again. */
+  /** After a correct code numbered `reserved`: forgets the failures unless others locked the subject meanwhile. */
+  clearTfaFailuresAfter(ex: Executor, id: number, reserved: number, max: number): Promise<boolean> {
+    return clearTfaFailuresAfter(ex, id, reserved, max);
+  }
+
+  /** Forgets the two-factor failures when the owner sends the link again or changes the setting. */
   clearTfaFailures(ex: Executor, id: number): Promise<void> {
     return clearTfaFailures(ex, id);
   }

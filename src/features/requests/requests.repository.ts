@@ -317,6 +317,26 @@ export async function reserveTfaFailure(ex: Executor, id: number, max: number): 
   return row ? Number(row.tfa_failures) : undefined;
 }
 
+/**
+ * Forgets the failures after a right code whose attempt was numbered `reserved`, unless other
+ * attempts locked the subject meanwhile (`max` reached by others): a success cannot clear a lock
+ * it did not set. False when the lock stays.
+ */
+export async function clearTfaFailuresAfter(
+  ex: Executor,
+  id: number,
+  reserved: number,
+  max: number,
+): Promise<boolean> {
+  const res = await ex
+    .updateTable("requests")
+    .set({ tfa_failures: 0 })
+    .where("id", "=", id)
+    .where((eb) => eb.or([eb("tfa_failures", "<", max), eb("tfa_failures", "=", reserved)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 /** Forgets the request's two-factor failures (a correct code, or the owner's reset). */
 export async function clearTfaFailures(ex: Executor, id: number): Promise<void> {
   await ex.updateTable("requests").set({ tfa_failures: 0 }).where("id", "=", id).execute();

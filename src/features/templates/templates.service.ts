@@ -4,7 +4,7 @@ import type { Clock } from "../../shared/clock.js";
 import { AppError, notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { toTimestamp } from "../../shared/time.js";
-import { AuditCode, type AuditWriter } from "../audit/index.js";
+import { type AuditActor, AuditCode, type AuditWriter, actorFields } from "../audit/index.js";
 import type { AccountsService } from "../auth/index.js";
 import type { BrandingService } from "../branding/index.js";
 import { TemplateError } from "./engine/template-error.js";
@@ -40,6 +40,8 @@ export interface TemplateCaller {
   accountId: number;
   /** The API key (application) of the call; null for the dashboard. */
   applicationId: number | null;
+  /** The signed-in dashboard user who made the change (named in the audit entry). */
+  actor?: AuditActor;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,100}$/;
@@ -237,7 +239,7 @@ export class EmailTemplatesService {
       apiKeyId: caller.applicationId,
       relatedModel: "email_template",
       relationKey: id,
-      value: slug,
+      ...actorFields(caller.actor, slug),
     });
   }
 

@@ -13,7 +13,7 @@ import { Layout, renderDocument } from "../../../web/layout.js";
 import { assetSources, pageAssets } from "../../../web/security-headers.js";
 import type { BrandingService } from "../../branding/index.js";
 import { MessageCard, presentOwnerCard, RequesterCard } from "../../recipient/index.js";
-import type { DashboardKit, PageContext } from "../dashboard-kit.js";
+import { type DashboardKit, dashboardActor, type PageContext } from "../dashboard-kit.js";
 import { CsrfField, Notice } from "../views/layout.js";
 import { queryOf } from "./page-parts.js";
 
@@ -233,7 +233,7 @@ export function brandingPages(deps: {
               logo: logo ?? keepLogo ?? null,
               recipient_host: values.recipient_host || null,
             },
-            { applicationId: null },
+            { applicationId: null, actor: dashboardActor(request, ctx) },
           );
         } catch (err) {
           if (err instanceof ValidationError) return render(request, reply, ctx, values, err.fields);

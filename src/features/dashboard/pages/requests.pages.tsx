@@ -16,7 +16,7 @@ import type { Enrichments } from "../../enrichments/index.js";
 import { callMeta, type MediaService, type MediaView, sendDownload } from "../../media/index.js";
 import type { Notifications } from "../../notifications/index.js";
 import type { RequestsService, RequestView } from "../../requests/index.js";
-import { type DashboardKit, formField, type PageContext } from "../dashboard-kit.js";
+import { type DashboardKit, dashboardActor, formField, type PageContext } from "../dashboard-kit.js";
 import { CsrfField, Notice } from "../views/layout.js";
 import { type ConsentRecord, ConsentsSection, consentsCsv, StepsSection } from "./container-steps.js";
 import {
@@ -838,7 +838,7 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
         let delivery: DeliveryDetail | undefined;
         if (id !== undefined) {
           try {
-            delivery = await callbacks.redeliver(ctx.user.accountId, id, null);
+            delivery = await callbacks.redeliver(ctx.user.accountId, id, null, dashboardActor(request, ctx));
           } catch (err) {
             if (!(err instanceof AppError && err.status === 404)) throw err;
           }
@@ -963,8 +963,8 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
       app,
       "/dashboard/callbacks/secret/rotate",
       { operationId: "dashboardRotateCallbackSecret", summary: "Rotate the callback signing secret" },
-      async (_request, reply, ctx) => {
-        await callbacks.secrets.rotate(ctx.user.accountId, null);
+      async (request, reply, ctx) => {
+        await callbacks.secrets.rotate(ctx.user.accountId, null, dashboardActor(request, ctx));
         return kit.redirect(reply, "/dashboard/callbacks?notice=rotated");
       },
     );
@@ -981,6 +981,7 @@ export function requestPages(deps: RequestPagesDeps): RouteModule {
             secure_callbacks: formField(request, "secure_callbacks") === "on",
           },
           null,
+          dashboardActor(request, ctx),
         );
         return kit.redirect(reply, "/dashboard/callbacks?notice=saved");
       },

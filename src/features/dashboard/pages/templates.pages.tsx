@@ -11,7 +11,7 @@ import { AppError, ValidationError } from "../../../shared/errors.js";
 import type { RouteModule } from "../../../shared/feature.js";
 import type { Notifications } from "../../notifications/index.js";
 import type { EmailTemplatesService } from "../../templates/index.js";
-import { type DashboardKit, formField, type PageContext } from "../dashboard-kit.js";
+import { type DashboardKit, dashboardActor, formField, type PageContext } from "../dashboard-kit.js";
 import { CsrfField, Notice } from "../views/layout.js";
 import { CAPTURED_HTML_CSP } from "./outbox.pages.js";
 import { Pager, pageNumber, queryOf, renderNotFound, Time } from "./page-parts.js";
@@ -327,7 +327,11 @@ export function templatePages(deps: {
   preview: Notifications["preview"];
 }): RouteModule {
   const { kit, templates } = deps;
-  const caller = (ctx: PageContext) => ({ accountId: ctx.user.accountId, applicationId: null });
+  const caller = (request: FastifyRequest, ctx: PageContext) => ({
+    accountId: ctx.user.accountId,
+    applicationId: null,
+    actor: dashboardActor(request, ctx),
+  });
 
   async function find(ctx: PageContext, slug: string | undefined): Promise<TemplateView | undefined> {
     if (!slug || !SLUG.test(slug)) return undefined;
@@ -435,7 +439,7 @@ export function templatePages(deps: {
           request: formField(request, "request").trim(),
         };
         try {
-          const created = await templates.create(caller(ctx), {
+          const created = await templates.create(caller(request, ctx), {
             slug: values.slug,
             subject: values.subject,
             html: values.html,
@@ -481,7 +485,10 @@ export function templatePages(deps: {
           request: formField(request, "request").trim(),
         };
         try {
-          await templates.update(caller(ctx), existing.slug, { subject: values.subject, html: values.html });
+          await templates.update(caller(request, ctx), existing.slug, {
+            subject: values.subject,
+            html: values.html,
+          });
           return kit.redirect(reply, `/dashboard/templates/edit/${existing.slug}?notice=saved`);
         } catch (err) {
           if (err instanceof ValidationError)
@@ -500,7 +507,7 @@ export function templatePages(deps: {
         if (!existing)
           return renderNotFound(kit, request, reply, ctx, "templates", "template", "/dashboard/templates");
         try {
-          await templates.remove(caller(ctx), existing.slug);
+          await templates.remove(caller(request, ctx), existing.slug);
         } catch (err) {
           if (err instanceof AppError && err.status === 422) {
             return renderEditor(
