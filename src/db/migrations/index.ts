@@ -21,6 +21,7 @@ import * as m0021 from "./0021_requests_list_index.js";
 import * as m0022 from "./0022_audit_partial_indexes.js";
 import * as m0027 from "./0027_container_chat_closed.js";
 import * as m0028 from "./0028_feature_files_destroyed.js";
+import * as m0036 from "./0036_list_counts.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "0022_audit_partial_indexes": m0022,
   "0027_container_chat_closed": m0027,
   "0028_feature_files_destroyed": m0028,
+  "0036_list_counts": m0036,
 };
