@@ -82,4 +82,39 @@ describe("list counts", () => {
       .execute((trx) => reconcileListCounts(trx, h.t.ferry.database.dialect === "postgres"));
     expect(again).toEqual([]);
   });
+
+  it("pages through the requests newest first, the older half walked from the oldest end", async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 23; i++) ids.push((await buildRequest(h.t, h.other)).id as number);
+    const other = (path: string, query: Record<string, string>) =>
+      h.t.app.inject({ method: "GET", url: path, query, headers: h.other.headers });
+    const seen: number[] = [];
+    for (const page of ["1", "2", "3", "4"]) {
+      const res = await other("/v1/request/", { page, page_size: "7" });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().count).toBe(await actualOf(h.other.accountId));
+      seen.push(...res.json().results.map((r: { id: number }) => r.id));
+    }
+    const all = await h.t.ferry.database.db
+      .selectFrom("requests")
+      .select("id")
+      .where("account_id", "=", h.other.accountId)
+      .where("kind", "=", "request")
+      .orderBy("id", "desc")
+      .execute();
+    expect(seen).toEqual(all.map((r) => r.id));
+    expect(seen.slice(0, 23)).toEqual([...ids].reverse());
+    const beyond = await other("/v1/request/", { page: "5", page_size: "7" });
+    expect(beyond.statusCode).toBe(404);
+  });
+
+  async function actualOf(accountId: number): Promise<number> {
+    const r = await h.t.ferry.database.db
+      .selectFrom("requests")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("account_id", "=", accountId)
+      .where("kind", "=", "request")
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
 });

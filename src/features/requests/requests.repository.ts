@@ -67,6 +67,36 @@ export function listRequestsQuery(ex: Executor, accountId: number, page: { offse
     .offset(page.offset);
 }
 
+/**
+ * The ids of one page of the account's requests, newest first, from the (account_id, kind, id)
+ * index alone. `total` (the kept count) lets a page in the older half be walked from the oldest
+ * end, so the last page costs what the first does; only pages near the middle walk far.
+ */
+export async function pageOfRequestIds(
+  ex: Executor,
+  accountId: number,
+  page: { offset: number; limit: number },
+  total: number,
+): Promise<number[]> {
+  const { offset, limit } = page;
+  const base = ex
+    .selectFrom("requests")
+    .select("id")
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "request");
+  const after = total - offset - limit; // rows older than the page
+  if (offset > 0 && after < offset && offset < total) {
+    const rows = await base
+      .orderBy("id", "asc")
+      .limit(Math.min(limit, total - offset))
+      .offset(Math.max(0, after))
+      .execute();
+    return rows.map((r) => r.id).reverse();
+  }
+  const rows = await base.orderBy("id", "desc").limit(limit).offset(offset).execute();
+  return rows.map((r) => r.id);
+}
+
 /** Filters of the owner's request list (dashboard); every one optional. */
 export interface OwnerRequestFilter {
   type?: "push" | "pull" | undefined;
