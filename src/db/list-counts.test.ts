@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { buildRequest } from "../../test/helpers/factories.js";
 import { useHarness } from "../../test/helpers/harness.js";
+import { runFerry } from "../../test/helpers/process.js";
 import { reconcileListCounts } from "./list-counts.js";
 
 /** Kept list counts against COUNT(*) under concurrent creates, deletes and sends. */
@@ -63,7 +64,7 @@ describe("list counts", () => {
     expect(await listed("/v1/contact/")).toBe(await actual("contacts"));
   });
 
-  it("rebuilds counts that drifted from the rows", async () => {
+  it("rebuilds counts that drifted from the rows (ferry admin reconcile-counts)", async () => {
     const db = h.t.ferry.database.db;
     await db
       .updateTable("list_counts")
@@ -71,10 +72,16 @@ describe("list counts", () => {
       .where("account_id", "=", h.owner.accountId)
       .execute();
     await db.deleteFrom("list_counts").where("account_id", "=", h.other.accountId).execute();
-    const fixed = await db
-      .transaction()
-      .execute((trx) => reconcileListCounts(trx, h.t.ferry.database.dialect === "postgres"));
-    expect(fixed.length).toBeGreaterThan(0);
+    const env = { ...h.t.database.env, PUBLIC_BASE_URL: "http://ferry.test" };
+    const run = await runFerry(["admin", "reconcile-counts", "--json"], env);
+    expect(run.code).toBe(0);
+    const { fixed } = JSON.parse(run.stdout) as { fixed: { account_id: number; list: string }[] };
+    expect(fixed).toContainEqual(
+      expect.objectContaining({ account_id: h.owner.accountId, list: "requests" }),
+    );
+    expect(fixed).toContainEqual(
+      expect.objectContaining({ account_id: h.other.accountId, list: "requests" }),
+    );
     expect(await listed("/v1/request/")).toBe(await actual("requests", "kind = 'request'"));
     expect(await listed("/v1/contact/")).toBe(await actual("contacts"));
     const again = await db

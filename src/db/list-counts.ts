@@ -1,5 +1,6 @@
 import { sql } from "kysely";
-import type { Executor } from "./database.js";
+import type { CommandSpec } from "../shared/feature.js";
+import type { Database, Executor } from "./database.js";
 
 /** Lists whose row count per account is kept in `list_counts` (ADR 0070). */
 export type CountedList = "requests" | "requests_sent" | "contacts" | "media";
@@ -67,3 +68,30 @@ export async function reconcileListCounts(
   }
   return diffs;
 }
+
+/** `ferry admin reconcile-counts`: rebuilds the kept list counts from the tables. */
+export const listCountCommands: CommandSpec<Database>[] = [
+  {
+    name: "admin reconcile-counts",
+    usage: "[--json]   Rebuild the kept list counts from the tables",
+    run: async (database, out) => {
+      const fixed = await database.db
+        .transaction()
+        .execute((trx) => reconcileListCounts(trx, database.dialect === "postgres"));
+      out.print(
+        {
+          fixed: fixed.map((f) => ({
+            account_id: f.accountId,
+            list: f.list,
+            kept: f.kept,
+            actual: f.actual,
+          })),
+        },
+        fixed.length
+          ? fixed.map((f) => `account ${f.accountId} ${f.list}: ${f.kept} -> ${f.actual}`).join("\n")
+          : "Every kept count matches its rows.",
+      );
+      return 0;
+    },
+  },
+];
