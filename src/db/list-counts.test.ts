@@ -1,9 +1,11 @@
-import { sql } from "kysely";
+import { Migrator, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { buildRequest } from "../../test/helpers/factories.js";
 import { useHarness } from "../../test/helpers/harness.js";
 import { runFerry } from "../../test/helpers/process.js";
 import { reconcileListCounts } from "./list-counts.js";
+import { migrations } from "./migrations/index.js";
+import { migrateToLatest } from "./migrator.js";
 
 /** Kept list counts against COUNT(*) under concurrent creates, deletes and sends. */
 describe("list counts", () => {
@@ -124,4 +126,18 @@ describe("list counts", () => {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+
+  it("fills the counts from the rows already there when migrated (and drops them when undone)", async () => {
+    const { db } = h.t.ferry.database;
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    const down = await migrator.migrateTo("0028_feature_files_destroyed");
+    expect(down.error).toBeUndefined();
+    for (let i = 0; i < 3; i++) await buildRequest(h.t, h.owner, i === 0 ? { is_draft: true } : {});
+    await call("POST", "/v1/contact/", { first_name: "Before" });
+    expect((await migrateToLatest(db)).length).toBeGreaterThan(0);
+    expect(await listed("/v1/request/")).toBe(await actual("requests", "kind = 'request'"));
+    expect(await listed("/v1/contact/")).toBe(await actual("contacts"));
+    const counter = await call("GET", "/v1/request/counter/");
+    expect(counter.json().count).toBe(await actual("requests", "kind = 'request' AND is_draft = 0"));
+  });
 });
