@@ -4,8 +4,8 @@ import { isPostgres } from "./portable.js";
 /**
  * List counts kept per account (ADR 0070): `list_counts` holds, for each account and each list a
  * list response counts (`requests`, `requests_sent`, `contacts`, `media`), the number of rows in
- * it. Row triggers on the listed tables add and subtract in the statement that inserts, deletes or
- * moves a row between lists, so a count commits or rolls back with the change it counts, whatever
+ * it. Triggers on the listed tables (per row on SQLite, per statement over transition tables on
+ * PostgreSQL) add and subtract in the statement that inserts, deletes or moves a row between lists, so a count commits or rolls back with the change it counts, whatever
  * code path (or cascade) made it. The migration fills the table from the rows already present.
  * Frozen with the migrations: the reconcile command keeps its own copy of the definitions.
  */
@@ -51,21 +51,42 @@ export async function up(db: Kysely<any>): Promise<void> {
     const lists = LISTS.filter((l) => l.table === table);
     const cols = MOVING_COLUMNS[table]!.join(", ");
     if (pg) {
-      await sql
-        .raw(
-          `CREATE FUNCTION ${table}_list_counts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-  IF TG_OP <> 'INSERT' THEN ${lists.map((l) => bump(l, "OLD", -1)).join(" ")} END IF;
-  IF TG_OP <> 'DELETE' THEN ${lists.map((l) => bump(l, "NEW", 1)).join(" ")} END IF;
+      // Statement triggers over transition tables: one grouped upsert per statement, so a bulk
+      // change (an account's cascade, an import) touches each counter row once, not once a row.
+      const delta = (l: CountedList, from: string, sign: 1 | -1) =>
+        `SELECT R.account_id, ${sign} AS d FROM ${from} R WHERE ${l.where}`;
+      const upsert = (l: CountedList, parts: string[]) =>
+        `INSERT INTO list_counts (account_id, list, n) SELECT account_id, '${l.list}', sum(d) FROM (${parts.join(
+          " UNION ALL ",
+        )}) x GROUP BY account_id HAVING sum(d) <> 0 ` +
+        "ON CONFLICT (account_id, list) DO UPDATE SET n = list_counts.n + excluded.n;";
+      const ops: [string, string, (l: CountedList) => string[]][] = [
+        ["ins", "INSERT", (l) => [delta(l, "new_rows", 1)]],
+        ["del", "DELETE", (l) => [delta(l, "old_rows", -1)]],
+        ["upd", "UPDATE", (l) => [delta(l, "new_rows", 1), delta(l, "old_rows", -1)]],
+      ];
+      for (const [suffix, op, parts] of ops) {
+        const referencing =
+          op === "INSERT"
+            ? "NEW TABLE AS new_rows"
+            : op === "DELETE"
+              ? "OLD TABLE AS old_rows"
+              : "OLD TABLE AS old_rows NEW TABLE AS new_rows";
+        await sql
+          .raw(
+            `CREATE FUNCTION ${table}_list_counts_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  ${lists.map((l) => upsert(l, parts(l))).join("\n  ")}
   RETURN NULL;
 END $$`,
-        )
-        .execute(db);
-      await sql
-        .raw(
-          `CREATE TRIGGER ${table}_list_counts AFTER INSERT OR DELETE OR UPDATE OF ${cols} ON ${table} ` +
-            `FOR EACH ROW EXECUTE FUNCTION ${table}_list_counts()`,
-        )
-        .execute(db);
+          )
+          .execute(db);
+        await sql
+          .raw(
+            `CREATE TRIGGER ${table}_list_counts_${suffix} AFTER ${op} ON ${table} REFERENCING ${referencing} ` +
+              `FOR EACH STATEMENT EXECUTE FUNCTION ${table}_list_counts_${suffix}()`,
+          )
+          .execute(db);
+      }
     } else {
       const body = (parts: string[]) => `BEGIN ${parts.join(" ")} END`;
       await sql
@@ -103,8 +124,10 @@ export async function down(db: Kysely<any>): Promise<void> {
   const pg = isPostgres(db);
   for (const table of Object.keys(MOVING_COLUMNS)) {
     if (pg) {
-      await sql.raw(`DROP TRIGGER IF EXISTS ${table}_list_counts ON ${table}`).execute(db);
-      await sql.raw(`DROP FUNCTION IF EXISTS ${table}_list_counts()`).execute(db);
+      for (const op of ["ins", "del", "upd"]) {
+        await sql.raw(`DROP TRIGGER IF EXISTS ${table}_list_counts_${op} ON ${table}`).execute(db);
+        await sql.raw(`DROP FUNCTION IF EXISTS ${table}_list_counts_${op}()`).execute(db);
+      }
     } else {
       for (const op of ["ins", "del", "upd"]) {
         await sql.raw(`DROP TRIGGER IF EXISTS ${table}_list_counts_${op}`).execute(db);
