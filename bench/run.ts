@@ -10,6 +10,7 @@ import { containersBench } from "./containers.bench.js";
 import { dashboardBench } from "./dashboard.bench.js";
 import { foundationBench } from "./foundation.bench.js";
 import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
+import { listsBench } from "./lists.bench.js";
 import { mediaBench } from "./media.bench.js";
 import { notificationsBench } from "./notifications.bench.js";
 import { recipientBench } from "./recipient.bench.js";
@@ -20,6 +21,7 @@ const modules: BenchModule[] = [
   foundationBench,
   auditBench,
   requestsBench,
+  listsBench,
   dashboardBench,
   notificationsBench,
   callbacksBench,

@@ -7,6 +7,7 @@ import { createMailer, mailerDeliveryWarning } from "../adapters/mailer/mailer.j
 import { createSmsSender, smsDeliveryWarning } from "../adapters/sms/sms-sender.js";
 import type { Config } from "../config/config.js";
 import type { Database } from "../db/database.js";
+import { listCountCommands } from "../db/list-counts.js";
 import { type AuditLog, auditCommands, createAuditFeature } from "../features/audit/index.js";
 import { type AuthService, adminCommands, createAuthFeature } from "../features/auth/index.js";
 import { type BrandingService, createBrandingFeature } from "../features/branding/index.js";
@@ -56,7 +57,7 @@ import type { JobHandler } from "../jobs/job.js";
 import { JobQueue } from "../jobs/queue.js";
 import { createPdfEngine, type PdfEngine } from "../pdf/index.js";
 import { type Clock, systemClock } from "../shared/clock.js";
-import type { Command, Feature, RouteModule } from "../shared/feature.js";
+import { bindCommands, type Command, type Feature, type RouteModule } from "../shared/feature.js";
 import { webStaticRoutes } from "../web/static.routes.js";
 import { tightenDataModes, tightenedModesMessage } from "./data-folders.js";
 
@@ -130,6 +131,7 @@ export const commandCatalog: readonly { name: string; usage: string }[] = [
   ...adminCommands.filter((c) => !dashboardCommands.some((d) => d.name === c.name)),
   ...auditCommands,
   ...mediaCommands,
+  ...listCountCommands,
 ];
 
 /** Paths and headers whose values never reach the logs. */
@@ -448,7 +450,10 @@ export async function createFerry(
     routes: [...features.flatMap((f) => f.routes ?? []), ...ownerPages, webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),
     // The dashboard's `admin create-account` (with a setup link) comes first: it wins over auth's.
-    commands: [dashboard, ...features].flatMap((f) => f.commands ?? []),
+    commands: [
+      ...[dashboard, ...features].flatMap((f) => f.commands ?? []),
+      ...bindCommands(listCountCommands, database),
+    ],
     async scheduleRecurringJobs() {
       for (const feature of features) {
         await feature.scheduleRecurringJobs?.().catch((err: Error) => {

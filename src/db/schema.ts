@@ -5,6 +5,13 @@ import type { Generated } from "kysely";
  * timestamps as fixed-width ISO text (src/shared/time.ts) so both dialects behave the same.
  */
 
+/** Rows per account in each counted list, kept by triggers (migration 0036). */
+export interface ListCountsTable {
+  account_id: number;
+  list: string;
+  n: number;
+}
+
 export interface AccountsTable {
   id: Generated<number>;
   email: string;
@@ -729,6 +736,7 @@ export interface DB {
   notifications: NotificationsTable;
   email_templates: EmailTemplatesTable;
   captured_messages: CapturedMessagesTable;
+  list_counts: ListCountsTable;
   account_smtp_settings: AccountSmtpSettingsTable;
   callback_secrets: CallbackSecretsTable;
   callback_events: CallbackEventsTable;

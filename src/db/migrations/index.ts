@@ -25,6 +25,7 @@ import * as m0028 from "./0028_feature_files_destroyed.js";
 import * as m0030 from "./0030_enrichments.js";
 import * as m0032 from "./0032_key_fingerprints.js";
 import * as m0033 from "./0033_revocation_epoch.js";
+import * as m0036 from "./0036_list_counts.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   "0030_enrichments": m0030,
   "0032_key_fingerprints": m0032,
   "0033_revocation_epoch": m0033,
+  "0036_list_counts": m0036,
 };

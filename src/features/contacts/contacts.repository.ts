@@ -1,5 +1,6 @@
 import { type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
+import { keptCount } from "../../db/list-counts.js";
 import type { ContactMethodsTable, ContactsTable } from "../../db/schema.js";
 
 /** A contact row. */
@@ -138,12 +139,7 @@ export async function findContactIdsMatching(
 
 /** Number of the account's contacts. */
 export async function countContacts(ex: Executor, accountId: number): Promise<number> {
-  const row = await ex
-    .selectFrom("contacts")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("account_id", "=", accountId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return keptCount(ex, accountId, "contacts");
 }
 
 /** Methods of the given contacts, ordered by id. */

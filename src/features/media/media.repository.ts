@@ -1,5 +1,6 @@
 import { type Insertable, type Selectable, sql } from "kysely";
 import type { Executor } from "../../db/database.js";
+import { keptCount } from "../../db/list-counts.js";
 import type { MediaPartsTable, MediaTable } from "../../db/schema.js";
 
 /** A media row. */
@@ -41,11 +42,19 @@ export async function listMedia(
 ): Promise<{ rows: MediaRow[]; count: number }> {
   let base = ex.selectFrom("media").where("account_id", "=", accountId);
   if (filter.requestId !== undefined) base = base.where("request_id", "=", filter.requestId);
-  const [rows, total] = await Promise.all([
-    base.selectAll().orderBy("id", "desc").limit(page.limit).offset(page.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  // The page's ids first (an index walk however deep the page), then those rows; the unfiltered
+  // count is the one the database keeps per account, a request's media are counted in place.
+  const ids = base.select("id").orderBy("id", "desc").limit(page.limit).offset(page.offset);
+  const [rows, count] = await Promise.all([
+    ex.selectFrom("media").selectAll().where("id", "in", ids).orderBy("id", "desc").execute(),
+    filter.requestId === undefined
+      ? keptCount(ex, accountId, "media")
+      : base
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow()
+          .then((r) => Number(r.n)),
   ]);
-  return { rows, count: Number(total.n) };
+  return { rows, count };
 }
 
 /** Every media of a request, in upload order. */

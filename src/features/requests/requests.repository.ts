@@ -1,6 +1,7 @@
 import { CompiledQuery, type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Dialect, Executor } from "../../db/database.js";
 import { allColumns, jsonAggregation, parseJsonValue } from "../../db/json.js";
+import { keptCount } from "../../db/list-counts.js";
 import type {
   ContactMethodsTable,
   ContactsTable,
@@ -64,6 +65,36 @@ export function listRequestsQuery(ex: Executor, accountId: number, page: { offse
     .orderBy("id", "desc")
     .limit(page.limit)
     .offset(page.offset);
+}
+
+/**
+ * The ids of one page of the account's requests, newest first, from the (account_id, kind, id)
+ * index alone. `total` (the kept count) lets a page in the older half be walked from the oldest
+ * end, so the last page costs what the first does; only pages near the middle walk far.
+ */
+export async function pageOfRequestIds(
+  ex: Executor,
+  accountId: number,
+  page: { offset: number; limit: number },
+  total: number,
+): Promise<number[]> {
+  const { offset, limit } = page;
+  const base = ex
+    .selectFrom("requests")
+    .select("id")
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "request");
+  const after = total - offset - limit; // rows older than the page
+  if (offset > 0 && after < offset && offset < total) {
+    const rows = await base
+      .orderBy("id", "asc")
+      .limit(Math.min(limit, total - offset))
+      .offset(Math.max(0, after))
+      .execute();
+    return rows.map((r) => r.id).reverse();
+  }
+  const rows = await base.orderBy("id", "desc").limit(limit).offset(offset).execute();
+  return rows.map((r) => r.id);
 }
 
 /** Filters of the owner's request list (dashboard); every one optional. */
@@ -150,10 +181,12 @@ export function countRequestsQuery(ex: Executor, accountId: number, sentOnly = f
   return q;
 }
 
-/** Number of the account's requests; `sentOnly` counts those that are not drafts. */
+/**
+ * Number of the account's requests; `sentOnly` counts those that are not drafts. Read from the
+ * counts the database keeps per account (one primary-key row), not by counting rows.
+ */
 export async function countRequests(ex: Executor, accountId: number, sentOnly = false): Promise<number> {
-  const row = await countRequestsQuery(ex, accountId, sentOnly).executeTakeFirstOrThrow();
-  return Number(row.n);
+  return keptCount(ex, accountId, sentOnly ? "requests_sent" : "requests");
 }
 
 /** Updates the given columns of a request; returns the fresh row. */
@@ -724,7 +757,24 @@ function relationsQuery(ex: Executor, dialect: Dialect, selection: RequestSelect
     q = q.where("r.account_id", "=", selection.accountId);
     if ("id" in selection) q = q.where("r.id", "=", selection.id);
     else if ("ids" in selection) q = q.where("r.id", "in", selection.ids).orderBy("r.id", "desc");
-    else q = q.orderBy("r.id", "desc").limit(selection.page.limit).offset(selection.page.offset);
+    else {
+      // The page's ids first, from the (account_id, kind, id) index alone however deep the page;
+      // the related subqueries then run for those rows only, not for every row OFFSET skips.
+      const { limit, offset } = selection.page;
+      const accountId = selection.accountId;
+      q = q
+        .where("r.id", "in", (eb) =>
+          eb
+            .selectFrom("requests as p")
+            .select("p.id")
+            .where("p.account_id", "=", accountId)
+            .where("p.kind", "=", "request")
+            .orderBy("p.id", "desc")
+            .limit(limit)
+            .offset(offset),
+        )
+        .orderBy("r.id", "desc");
+    }
   }
   return q;
 }

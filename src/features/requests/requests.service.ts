@@ -29,6 +29,7 @@ import {
   findRequestsWithRelations,
   insertRequest,
   type OwnerRequestFilter,
+  pageOfRequestIds,
   type RequestChanges,
   type RequestSelection,
   searchOwnerRequests,
@@ -271,17 +272,18 @@ export class RequestsService {
 
   /**
    * GET /v1/request/: one page of the account's requests (with contacts and media), newest first:
-   * two statements (the page with its relations, and the count).
+   * three short statements (the kept count, the page's ids, their rows with relations).
    */
   async list(auth: AuthContext, page: PageRequest): Promise<{ results: RequestView[]; count: number }> {
     const { db } = this.database;
-    const [loaded, count] = await Promise.all([
-      this.loadWithRelations(db, {
-        accountId: auth.accountId,
-        page: { offset: page.offset, limit: page.pageSize },
-      }),
-      countRequests(db, auth.accountId),
-    ]);
+    const count = await countRequests(db, auth.accountId);
+    const ids = await pageOfRequestIds(
+      db,
+      auth.accountId,
+      { offset: page.offset, limit: page.pageSize },
+      count,
+    );
+    const loaded = await this.loadWithRelations(db, { accountId: auth.accountId, ids });
     return { results: loaded.map((l) => presentRequest(l.row, l.related)), count };
   }
 
