@@ -287,6 +287,57 @@ describe("GuardedHttpClient delivering to a local receiver (private addresses al
   });
 });
 
+describe("GuardedHttpClient.request (whole answers, any method)", () => {
+  it("sends a GET without a body and returns the whole answer", async () => {
+    const result = await devClient().request(`${base}/huge`, {
+      method: "GET",
+      headers: { accept: "text/plain" },
+      maxResponseBytes: 2 * 1024 * 1024,
+    });
+    expect(result.status).toBe(200);
+    expect(result.body.length).toBe(1024 * 1024);
+    expect(received[0]?.method).toBe("GET");
+    expect(received[0]?.headers["content-length"]).toBeUndefined();
+    expect(received[0]?.headers.accept).toBe("text/plain");
+  });
+
+  it("sends a PUT with its body and returns a non-2xx answer as a result", async () => {
+    const result = await devClient().request(`${base}/status/409`, {
+      method: "PUT",
+      headers: {},
+      body: json,
+    });
+    expect(result.status).toBe(409);
+    expect(result.body.toString()).toBe("answer 409");
+    expect(received[0]).toMatchObject({ method: "PUT", body: json });
+  });
+
+  it("rejects an answer larger than its limit and closes the connection", async () => {
+    const error = await devClient()
+      .request(`${base}/endless`, { method: "GET", headers: {}, maxResponseBytes: 100_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundNetworkError);
+    expect(error).toMatchObject({ code: "RESPONSE_TOO_LARGE", message: "response larger than 100000 bytes" });
+    await clientClosed;
+  });
+
+  it("refuses a private destination before connecting when private addresses are not allowed", async () => {
+    const error = await createHttpClient({ allowPrivateAddresses: false })
+      .request(`${base}/cb`, { method: "GET", headers: {} })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundBlockedError);
+    expect(received).toHaveLength(0);
+  });
+
+  it("times out a receiver that never answers", async () => {
+    const error = await devClient()
+      .request(`${base}/hang`, { method: "GET", headers: {}, timeoutMs: 300 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundTimeoutError);
+    await clientClosed;
+  });
+});
+
 describe("GuardedHttpClient TLS", () => {
   let tlsReceiver: https.Server;
   let tlsPort: number;

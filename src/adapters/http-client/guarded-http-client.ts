@@ -8,7 +8,9 @@ import { isRefusedAddress } from "./address-guard.js";
 import type {
   AddressResolver,
   HttpClient,
+  HttpFullResult,
   HttpPostInit,
+  HttpRequestInit,
   HttpResult,
   ResolvedAddress,
 } from "./http-client.js";
@@ -53,7 +55,7 @@ const TLS_ERROR_CODES = new Set([
 /**
  * HttpClient on node:http/https that refuses non-public destinations after a single DNS resolution,
  * connects to exactly the address it checked, follows no redirects, always verifies TLS certificates,
- * and bounds both time and response size (callback deliveries).
+ * and bounds both time and response size (callback deliveries, provider APIs).
  */
 export class GuardedHttpClient implements HttpClient {
   readonly #options: GuardedHttpClientOptions;
@@ -64,12 +66,48 @@ export class GuardedHttpClient implements HttpClient {
 
   /** Sends one POST; see HttpClient. Blocked destinations reject before any connection is opened. */
   async post(url: string, init: HttpPostInit): Promise<HttpResult> {
+    const body = typeof init.body === "string" ? Buffer.from(init.body, "utf8") : init.body;
+    const maxResponseBytes = this.#options.maxResponseBytes;
+    return this.#exchange<Omit<HttpResult, "durationMs">>(
+      url,
+      "POST",
+      init.headers,
+      body,
+      init.timeoutMs,
+      (request, response, callbacks) => readExcerpt(request, response, maxResponseBytes, callbacks),
+    );
+  }
+
+  /** Sends one request and reads its whole answer; see HttpClient. Blocked destinations reject before connecting. */
+  async request(url: string, init: HttpRequestInit): Promise<HttpFullResult> {
+    const body = typeof init.body === "string" ? Buffer.from(init.body, "utf8") : init.body;
+    const limit = init.maxResponseBytes ?? this.#options.maxResponseBytes;
+    if (!Number.isSafeInteger(limit) || limit <= 0) {
+      throw new TypeError("request: maxResponseBytes must be a positive integer");
+    }
+    return this.#exchange<Omit<HttpFullResult, "durationMs">>(
+      url,
+      init.method,
+      init.headers,
+      body,
+      init.timeoutMs,
+      (request, response, callbacks) => readWhole(request, response, limit, callbacks),
+    );
+  }
+
+  async #exchange<Result>(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    requestTimeoutMs: number | undefined,
+    reader: ResponseReader<Result>,
+  ): Promise<Result & { durationMs: number }> {
     const started = performance.now();
     const target = parseTarget(url, this.#options.requireHttps);
-    const timeoutMs = init.timeoutMs ?? this.#options.timeoutMs;
-    const body = typeof init.body === "string" ? Buffer.from(init.body, "utf8") : init.body;
+    const timeoutMs = requestTimeoutMs ?? this.#options.timeoutMs;
 
-    return new Promise<HttpResult>((resolve, reject) => {
+    return new Promise<Result & { durationMs: number }>((resolve, reject) => {
       let request: ClientRequest | undefined;
       let settled = false;
       const settle = (outcome: () => void): void => {
@@ -87,10 +125,10 @@ export class GuardedHttpClient implements HttpClient {
       this.#checkedAddresses(target.hostname).then((addresses) => {
         if (settled) return;
         try {
-          request = this.#send(target, addresses, init.headers, body, {
+          request = this.#send(target, addresses, method, headers, body, reader, {
             onResult: (result) =>
               settle(() => resolve({ ...result, durationMs: performance.now() - started })),
-            onError: (error) => fail(toNetworkError(error)),
+            onError: (error) => fail(error instanceof OutboundNetworkError ? error : toNetworkError(error)),
           });
         } catch (error) {
           fail(toNetworkError(error));
@@ -127,26 +165,25 @@ export class GuardedHttpClient implements HttpClient {
     return addresses;
   }
 
-  #send(
+  #send<Result>(
     target: Target,
     addresses: ResolvedAddress[],
+    method: string,
     callerHeaders: Record<string, string>,
-    body: Buffer,
-    callbacks: {
-      onResult: (result: Omit<HttpResult, "durationMs">) => void;
-      onError: (error: unknown) => void;
-    },
+    body: Buffer | undefined,
+    reader: ResponseReader<Result>,
+    callbacks: ReaderCallbacks<Result>,
   ): ClientRequest {
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(callerHeaders)) {
       if (!CLIENT_OWNED_HEADERS.has(name.toLowerCase())) headers[name] = value;
     }
     headers["Host"] = target.hostHeader;
-    headers["Content-Length"] = String(body.length);
+    if (body !== undefined) headers["Content-Length"] = String(body.length);
 
     // autoSelectFamily is passed through to net.connect; it lets every checked address be tried.
     const options: https.RequestOptions & { autoSelectFamily: boolean } = {
-      method: "POST",
+      method,
       host: target.hostname,
       port: target.port,
       path: target.path,
@@ -163,10 +200,9 @@ export class GuardedHttpClient implements HttpClient {
     }
     const request = (target.secure ? https : http).request(options);
     request.on("error", callbacks.onError);
-    request.on("response", (response) =>
-      readResponse(request, response, this.#options.maxResponseBytes, callbacks),
-    );
-    request.end(body);
+    request.on("response", (response) => reader(request, response, callbacks));
+    if (body === undefined) request.end();
+    else request.end(body);
     return request;
   }
 }
@@ -220,14 +256,25 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   };
 }
 
-function readResponse(
+/** Where a response reader reports its outcome. */
+interface ReaderCallbacks<Result> {
+  onResult: (result: Result) => void;
+  onError: (error: unknown) => void;
+}
+
+/** Reads one response and reports its result (without durationMs) or an error. */
+type ResponseReader<Result> = (
+  request: ClientRequest,
+  response: IncomingMessage,
+  callbacks: ReaderCallbacks<Result>,
+) => void;
+
+/** Keeps a 1 KiB excerpt and stops reading at maxResponseBytes (callback deliveries). */
+function readExcerpt(
   request: ClientRequest,
   response: IncomingMessage,
   maxResponseBytes: number,
-  callbacks: {
-    onResult: (result: Omit<HttpResult, "durationMs">) => void;
-    onError: (error: unknown) => void;
-  },
+  callbacks: ReaderCallbacks<Omit<HttpResult, "durationMs">>,
 ): void {
   const excerptBytes = Math.min(EXCERPT_BYTES, maxResponseBytes);
   const kept: Buffer[] = [];
@@ -261,6 +308,45 @@ function readResponse(
   response.on("end", complete);
   response.on("error", (error) => {
     if (!done) callbacks.onError(error);
+  });
+}
+
+/** Keeps the whole body; more than maxResponseBytes rejects with RESPONSE_TOO_LARGE and closes the connection. */
+function readWhole(
+  request: ClientRequest,
+  response: IncomingMessage,
+  maxResponseBytes: number,
+  callbacks: ReaderCallbacks<Omit<HttpFullResult, "durationMs">>,
+): void {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let done = false;
+  response.on("data", (chunk: Buffer) => {
+    if (done) return;
+    keptBytes += chunk.length;
+    if (keptBytes > maxResponseBytes) {
+      done = true;
+      callbacks.onError(
+        new OutboundNetworkError(`response larger than ${maxResponseBytes} bytes`, "RESPONSE_TOO_LARGE"),
+      );
+      request.destroy();
+      return;
+    }
+    kept.push(chunk);
+  });
+  response.on("end", () => {
+    if (done) return;
+    done = true;
+    callbacks.onResult({
+      status: response.statusCode ?? 0,
+      headers: flattenHeaders(response.headers),
+      body: Buffer.concat(kept, keptBytes),
+    });
+  });
+  response.on("error", (error) => {
+    if (done) return;
+    done = true;
+    callbacks.onError(error);
   });
 }
 

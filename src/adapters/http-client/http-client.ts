@@ -28,12 +28,39 @@ export interface HttpResult {
   durationMs: number;
 }
 
+/** One outbound request of any method, whose whole answer body the caller reads (provider APIs). */
+export interface HttpRequestInit {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  headers: Record<string, string>;
+  /** Raw body; none is sent (and no Content-Length) when absent. */
+  body?: string | Buffer;
+  /** Overrides the client's default total time limit for this request, in milliseconds. */
+  timeoutMs?: number;
+  /**
+   * Largest answer body accepted, in bytes; a larger one rejects with OutboundNetworkError code
+   * RESPONSE_TOO_LARGE and the connection is closed. Default: the client's maxResponseBytes.
+   */
+  maxResponseBytes?: number;
+}
+
+/** Any HTTP answer with its whole body (3xx are not followed; the caller decides what counts as success). */
+export interface HttpFullResult {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Wall time from the call to the end of reading, in milliseconds. */
+  durationMs: number;
+}
+
 /**
- * Outbound HTTP port used for callbacks. `post` resolves with any HTTP answer and rejects
- * only with OutboundBlockedError, OutboundTimeoutError or OutboundNetworkError.
+ * Outbound HTTP port used for callbacks and provider APIs. `post` (callbacks) keeps a 1 KiB excerpt of
+ * the answer; `request` (provider APIs) returns the whole body within a size limit. Both resolve with
+ * any HTTP answer and reject only with OutboundBlockedError, OutboundTimeoutError or OutboundNetworkError.
  */
 export interface HttpClient {
   post(url: string, init: HttpPostInit): Promise<HttpResult>;
+  request(url: string, init: HttpRequestInit): Promise<HttpFullResult>;
 }
 
 /** One address a host name resolves to. */
