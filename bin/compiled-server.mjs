@@ -12,7 +12,7 @@ const repository = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BUNDLED_PACKAGES = ["typebox", "kysely"];
 
 /** The pages' client scripts (src/web/client/NAME.ts), built to dist/static/NAME.js. */
-const CLIENT_SCRIPTS = ["recipient", "dashboard"];
+const CLIENT_SCRIPTS = ["recipient", "dashboard", "esign"];
 
 /**
  * How the pages' client scripts are bundled: ES2020, minified, no comments. src/web/assets.ts builds

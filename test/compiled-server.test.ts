@@ -135,6 +135,17 @@ describe("the compiled server", () => {
       expect(script.status).toBe(200);
       const served = Buffer.from(await script.arrayBuffer());
       expect(served.equals(readFileSync(join(repo, "dist", "static", "recipient.js")))).toBe(true);
+      // The signing step's script, read from dist/ on its first request, and pdf.js's worker from
+      // node_modules beside the bundle.
+      const esign = await fetch(`${base}/static/esign.js`);
+      expect(
+        Buffer.from(await esign.arrayBuffer()).equals(readFileSync(join(repo, "dist", "static", "esign.js"))),
+      ).toBe(true);
+      const worker = await fetch(`${base}/static/pdf.worker.mjs`);
+      expect([worker.status, worker.headers.get("content-type")]).toEqual([
+        200,
+        "text/javascript; charset=utf-8",
+      ]);
       // No esbuild service (or any other child) stays beside a compiled server.
       const pid = server.child.pid!;
       const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>

@@ -2,10 +2,11 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
+import { esignAssetUrls } from "./esign-assets.js";
 import { assetUrls } from "./layout.js";
 
 /** One first-party static asset, kept in memory. */
-interface WebAsset {
+export interface WebAsset {
   body: Buffer;
   /** gzip of body, sent when the client accepts it. */
   gzip: Buffer;
@@ -24,6 +25,8 @@ const assetSources = {
   dashboardStylesheet: resolve(webDir, "static/dashboard.css"),
   stylesheet: resolve(webDir, "static/recipient.css"),
   favicon: resolve(webDir, "static/favicon.svg"),
+  esignEntry: resolve(webDir, "client/esign.ts"),
+  esignStylesheet: resolve(webDir, "static/esign.css"),
 };
 
 function toAsset(body: Buffer, contentType: string): WebAsset {
@@ -39,6 +42,24 @@ interface ClientScripts {
 
 let builtFromSources: Promise<ClientScripts> | undefined;
 
+/** One client entry bundled by esbuild with the options of bin/compiled-server.mjs. */
+async function bundle(entry: string): Promise<Buffer> {
+  const { build } = await import("esbuild");
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    write: false,
+    legalComments: "none",
+    logLevel: "silent",
+  });
+  const output = result.outputFiles[0];
+  if (!output) throw new Error(`esbuild produced no output for ${entry}`);
+  return Buffer.from(output.contents);
+}
+
 /**
  * The client scripts. The compiled server reads them from dist/static/, where its build put them, so
  * a start never runs esbuild (whose service process would stay beside the server, about 17 MiB).
@@ -50,22 +71,6 @@ function clientScripts(): Promise<ClientScripts> {
     return Promise.resolve({ recipient: built("recipient"), dashboard: built("dashboard") });
   }
   builtFromSources ??= (async () => {
-    const { build } = await import("esbuild");
-    const bundle = async (entry: string) => {
-      const result = await build({
-        entryPoints: [entry],
-        bundle: true,
-        format: "esm",
-        target: "es2020",
-        minify: true,
-        write: false,
-        legalComments: "none",
-        logLevel: "silent",
-      });
-      const output = result.outputFiles[0];
-      if (!output) throw new Error(`esbuild produced no output for ${entry}`);
-      return Buffer.from(output.contents);
-    };
     const [recipient, dashboard] = await Promise.all([
       bundle(assetSources.clientEntry),
       bundle(assetSources.dashboardEntry),
@@ -92,5 +97,32 @@ export async function buildWebAssets(): Promise<Map<string, WebAsset>> {
     "/static/dashboard.css",
     toAsset(readFileSync(assetSources.dashboardStylesheet), "text/css; charset=utf-8"),
   );
+  // The signing step's stylesheet; its script (with pdf.js, about 0.5 MB) is built on first request.
+  assets.set(
+    esignAssetUrls.stylesheet,
+    toAsset(readFileSync(assetSources.esignStylesheet), "text/css; charset=utf-8"),
+  );
   return assets;
+}
+
+let esignBuilt: Promise<WebAsset> | undefined;
+
+/**
+ * The signing step's client script (`/static/esign.js`: the viewer, fields and signature pad, with
+ * pdf.js), built on its first request rather than at start: most processes never serve a signing
+ * page, and bundling pdf.js would add about a second to every start from the sources. The compiled
+ * server reads it from dist/static/ like the others.
+ */
+export function esignScript(): Promise<WebAsset> {
+  esignBuilt ??= (async () => {
+    const body = fromSources
+      ? await bundle(assetSources.esignEntry)
+      : readFileSync(resolve(import.meta.dirname, "static", "esign.js"));
+    return toAsset(body, "text/javascript; charset=utf-8");
+  })();
+  // A failed build is tried again by the next request.
+  esignBuilt.catch(() => {
+    esignBuilt = undefined;
+  });
+  return esignBuilt;
 }

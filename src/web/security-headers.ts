@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { esignAssetUrls, SIGNATURE_FONT_PATHS } from "./esign-assets.js";
 
 /**
  * The Content-Security-Policy of Ferry's pages that show no account stylesheet (dashboard, home,
@@ -58,6 +59,30 @@ function brandedPageCsp(assets: PageAssets): string {
   return `default-src 'none'; script-src 'self'; connect-src 'self'; ${assetSources(assets)}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
 }
 
+/**
+ * The CSP of a page showing the signing step: the branded page's policy, plus what the PDF viewer
+ * and the signature pad need and nothing more. `worker-src 'self'` names the pdf.js worker's source
+ * (it falls back to `script-src 'self'` anyway; stated so a later script-src change cannot drop
+ * it); `font-src` adds the two signature font files and pdf.js's standard fonts directory (a PDF
+ * that names Helvetica without embedding it is drawn with Liberation Sans, which pdf.js loads by
+ * URL from there). The PDF itself is fetched under `connect-src 'self'`; pdf.js loads a document's
+ * embedded fonts as bytes (`FontFace` from an ArrayBuffer, no URL to allow) and decodes images with
+ * WebAssembly inside its worker, whose own response carries no CSP, so the page needs no
+ * `'wasm-unsafe-eval'`; the drawn or typed signature is shown as a `data:` PNG, which `img-src`
+ * already allows.
+ */
+export function signingPageCsp(assets: PageAssets): string {
+  const fonts = assets.hosts
+    .flatMap((host) =>
+      [...SIGNATURE_FONT_PATHS, esignAssetUrls.standardFonts].map((path) => `${host}${path}`),
+    )
+    .join(" ");
+  const withFonts = brandedPageCsp(assets).replace(/font-src ([^;]*)/, (_all, list: string) =>
+    list === "'none'" ? `font-src ${fonts}` : `font-src ${list} ${fonts}`,
+  );
+  return withFonts.replace("connect-src 'self';", "connect-src 'self'; worker-src 'self';");
+}
+
 /** Cache-Control of an account's font files, kept by applyRecipientHeaders (see longCache). */
 const LONG_CACHE = "private, max-age=31536000, immutable";
 
@@ -90,6 +115,15 @@ export function applyRecipientHeaders(reply: FastifyReply, https: boolean): void
 export function applyBrandedPageHeaders(reply: FastifyReply, https: boolean, assets: PageAssets): void {
   applyRecipientHeaders(reply, https);
   reply.header("content-security-policy", brandedPageCsp(assets));
+}
+
+/**
+ * The headers of a page showing the signing step (`src/web/esign-signing-view.tsx`): those of
+ * applyBrandedPageHeaders with the CSP of signingPageCsp.
+ */
+export function applySigningPageHeaders(reply: FastifyReply, https: boolean, assets: PageAssets): void {
+  applyRecipientHeaders(reply, https);
+  reply.header("content-security-policy", signingPageCsp(assets));
 }
 
 /**

@@ -31,6 +31,57 @@ export const de: Catalogue = {
   "card.location": "Ort",
   "message.heading": "Nachricht",
 
+  "signing.heading": "Prüfen und unterschreiben",
+  "signing.intro":
+    "{name}, lesen Sie das Dokument, füllen Sie die für Sie markierten Felder aus und wählen Sie dann Abschließen.",
+  "signing.noscript":
+    "Zum Unterschreiben wird JavaScript benötigt: Aktivieren Sie es im Browser und laden Sie diese Seite neu. Ablehnen können Sie unten auch ohne.",
+  "signing.loading": "Dokument wird geladen…",
+  "signing.loadFailed":
+    "Das Dokument konnte nicht angezeigt werden. Laden Sie die Seite neu, um es erneut zu versuchen.",
+  "signing.document": "Zu unterschreibendes Dokument",
+  "signing.page": "Seite {page} von {pages}",
+  "signing.remaining":
+    "{count, plural, =0 {Alle Pflichtfelder sind ausgefüllt: Wählen Sie Abschließen, um zu unterschreiben.} one {Noch # Pflichtfeld} other {Noch # Pflichtfelder}}",
+  "signing.next": "Nächstes Feld",
+  "signing.finish": "Abschließen",
+  "signing.changeSignature": "Unterschrift ändern",
+  "signing.changeInitials": "Initialen ändern",
+  "signing.declineSummary": "Unterschrift ablehnen",
+  "signing.declineReason": "Warum lehnen Sie ab?",
+  "signing.declineHint": "Der Absender liest Ihre Begründung.",
+  "signing.declineSubmit": "Ablehnen",
+  "signing.declineReasonMissing": "Schreiben Sie, warum Sie ablehnen.",
+  "signing.field.signature": "Unterschrift",
+  "signing.field.initials": "Initialen",
+  "signing.field.date": "Datum der Unterschrift",
+  "signing.field.text": "Text",
+  "signing.field.checkbox": "Kontrollkästchen",
+  "signing.fieldRequired": "{label} (Pflichtfeld)",
+  "signing.signHere": "Unterschreiben",
+  "signing.initialHere": "Abzeichnen",
+  "signing.adoptSignatureTitle": "Ihre Unterschrift festlegen",
+  "signing.adoptInitialsTitle": "Ihre Initialen festlegen",
+  "signing.method": "Art der Unterschrift",
+  "signing.type": "Tippen",
+  "signing.draw": "Zeichnen",
+  "signing.typedName": "Ihr vollständiger Name",
+  "signing.typedInitials": "Ihre Initialen",
+  "signing.preview": "Vorschau",
+  "signing.drawSignature":
+    "Zeichnen Sie Ihre Unterschrift mit dem Finger, einem Stift oder der Maus in das Feld.",
+  "signing.drawInitials":
+    "Zeichnen Sie Ihre Initialen mit dem Finger, einem Stift oder der Maus in das Feld.",
+  "signing.drawArea": "Zeichenfläche",
+  "signing.clear": "Löschen",
+  "signing.cancel": "Abbrechen",
+  "signing.adopt": "Festlegen und unterschreiben",
+  "signing.adoptNote":
+    "Mit dem Festlegen stimmen Sie zu, dass dieses Zeichen Ihre elektronische Unterschrift auf diesem Dokument ist, so gültig wie eine auf Papier.",
+  "signing.typedNameMissing": "Tippen Sie zuerst Ihren Namen.",
+  "signing.typedInitialsMissing": "Tippen Sie zuerst Ihre Initialen.",
+  "signing.drawingMissing": "Zeichnen Sie zuerst in das Feld.",
+
   "tfa.title": "Bestätigen Sie Ihre Identität",
   "tfa.intro":
     "Um {noun, select, session {diese Sitzung} other {diese Anfrage}} zu öffnen, geben Sie den Code ein, den wir per {channel, select, sms {SMS} other {E-Mail}} an {destination} senden.",
