@@ -1,5 +1,6 @@
 // The compiled server: src/main.ts bundled by esbuild into dist/ferry.mjs (npm packages stay
-// external but typebox and Kysely), with the template render worker beside it as dist/render-worker.cjs. Built on the first
+// external but typebox and Kysely), with the template render worker beside it as dist/render-worker.cjs
+// and the PDF worker as dist/pdf-worker.cjs. Built on the first
 // start after a clone and again whenever a source file is newer than the bundle, so `ferry` always
 // runs the sources as they are without a type-stripping loader in the process (ADR 0030).
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -86,7 +87,7 @@ export async function compiledServer(root = repository) {
   if (isFresh(bundle, root)) return bundle;
   const { build, stop } = await import("esbuild");
   const common = { bundle: true, platform: "node", target: "node20", write: false, logLevel: "warning" };
-  const [server, renderWorker, clientScripts] = await Promise.all([
+  const [server, renderWorker, pdfWorker, clientScripts] = await Promise.all([
     build({
       ...common,
       entryPoints: { ferry: join(srcDir, "main.ts") },
@@ -111,6 +112,12 @@ export async function compiledServer(root = repository) {
       entryPoints: [join(srcDir, "features/templates/render/render-worker.ts")],
       format: "cjs",
     }),
+    // The PDF engine's worker parses, seals and verifies documents off the event loop (ADR 0060).
+    build({
+      ...common,
+      entryPoints: [join(srcDir, "pdf/pdf-worker.ts")],
+      format: "cjs",
+    }),
     // The pages' scripts, served from dist/static/: a start never runs esbuild (src/web/assets.ts
     // builds them the same way when the server runs from its sources).
     build({
@@ -128,6 +135,7 @@ export async function compiledServer(root = repository) {
   mkdirSync(join(distDir, "static"), { recursive: true });
   for (const file of clientScripts.outputFiles) writeAtomically(file.path, file.contents);
   writeAtomically(join(distDir, "render-worker.cjs"), asciiOnly(renderWorker.outputFiles[0].text));
+  writeAtomically(join(distDir, "pdf-worker.cjs"), asciiOnly(pdfWorker.outputFiles[0].text));
   // Chunks first (their names carry a content hash), the entry last: a start never imports a chunk
   // that is not there yet. Chunks of earlier builds stay for starts that still run those builds.
   const entry = server.outputFiles.find((f) => f.path === bundle);

@@ -50,9 +50,11 @@ import {
   createTemplatesFeature,
   type EmailTemplatesService,
 } from "../features/templates/index.js";
+import { createVerifyDocumentFeature } from "../features/verify-document/index.js";
 import { RateLimiter } from "../http/rate-limit.js";
 import type { JobHandler } from "../jobs/job.js";
 import { JobQueue } from "../jobs/queue.js";
+import { createPdfEngine, type PdfEngine } from "../pdf/index.js";
 import { type Clock, systemClock } from "../shared/clock.js";
 import type { Command, Feature, RouteModule } from "../shared/feature.js";
 import { webStaticRoutes } from "../web/static.routes.js";
@@ -89,6 +91,8 @@ export interface Ferry {
   readonly containers: Containers;
   readonly enrichments: Enrichments;
   readonly dashboard: Dashboard;
+  /** The PDF engine: inspects, seals and verifies signed documents on worker threads. */
+  readonly pdf: PdfEngine;
   /** Every feature's routes and pages, in registration order. */
   readonly routes: readonly RouteModule[];
   /** Every job kind's handler. */
@@ -173,6 +177,7 @@ export async function createFerry(
       { name: "recipient-ip", points: config.RECIPIENT_RATE_LIMIT_PER_IP, windowSeconds: window },
       { name: "recipient-id", points: config.RECIPIENT_RATE_LIMIT_PER_IDENTIFIER, windowSeconds: window },
       { name: "session-reply", points: config.SESSION_CHAT_REPLIES_PER_LINK, windowSeconds: window },
+      { name: "verify-document-ip", points: config.VERIFY_DOCUMENT_RATE_LIMIT_PER_IP, windowSeconds: window },
     ],
     redis,
     overrides.rateLimitPrefix ?? "ferry",
@@ -358,6 +363,18 @@ export async function createFerry(
     twoFactor: recipient.service.twoFactor,
   });
 
+  const pdf = createPdfEngine({
+    identity: {
+      dataDir: config.dataDir,
+      p12Path: config.ESIGN_SIGNING_P12,
+      p12Passphrase: config.ESIGN_SIGNING_P12_PASSPHRASE,
+      previousCertificates: config.ESIGN_PREVIOUS_CERTIFICATES,
+    },
+    workers: config.ESIGN_PDF_WORKERS,
+    verifyUrl: `${config.publicBaseUrl}/verify/document`,
+  });
+  const verifyDocument = createVerifyDocumentFeature({ config, keyRing, rateLimiter, pdf });
+
   // The dashboard's owner pages use the features above through the dashboard's kit.
   const ownerPages = dashboardOwnerPages({
     kit: dashboard.service.kit,
@@ -392,6 +409,7 @@ export async function createFerry(
     enrichments,
     session,
     dashboard,
+    verifyDocument,
   ];
   return {
     config,
@@ -419,6 +437,7 @@ export async function createFerry(
     containers: containers.service,
     enrichments: enrichments.service,
     dashboard: dashboard.service,
+    pdf,
     routes: [...features.flatMap((f) => f.routes ?? []), ...ownerPages, webStaticRoutes],
     jobHandlers: features.flatMap((f) => f.jobs ?? []),
     // The dashboard's `admin create-account` (with a setup link) comes first: it wins over auth's.
@@ -434,6 +453,7 @@ export async function createFerry(
       await blobStore.close();
       await notifications.service.close();
       await renderer.close();
+      await pdf.close();
       auth.service.close();
       redis?.disconnect();
       await database.destroy();

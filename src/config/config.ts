@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 
@@ -18,7 +19,8 @@ export type SettingGroup =
   | "callbacks"
   | "worker"
   | "audit"
-  | "recipient";
+  | "recipient"
+  | "esign";
 
 interface SettingSpec<T> {
   group: SettingGroup;
@@ -130,6 +132,20 @@ const intList =
     const parts = raw.split(",").map((p) => p.trim());
     if (parts.some((p) => !/^\d+$/.test(p))) throw new SettingProblem(`must be comma-separated integers`);
     return parts.map(Number);
+  };
+
+/** Paths of existing files (comma-separated); unset or empty is none. */
+const filePaths =
+  () =>
+  (raw: string | undefined): string[] => {
+    if (raw === undefined || raw.trim() === "") return [];
+    const paths = raw
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean);
+    const missing = paths.filter((p) => !existsSync(p));
+    if (missing.length) throw new SettingProblem(`names files that do not exist: ${missing.join(", ")}`);
+    return paths.map((p) => resolve(p));
   };
 
 function redactUrl(raw: string): string {
@@ -578,6 +594,34 @@ export const settings = {
     doc: "Lifetime of the recipient session cookie set after a correct two-factor code.",
     example: "28800",
     parse: int(28_800, 60, 604_800),
+  },
+  // document signing
+  ESIGN_SIGNING_P12: {
+    group: "esign",
+    doc: "Path of the PKCS#12 file (certificate and private key, RSA or EC) that seals signed PDFs. Unset: a self-signed one is created in FERRY_DATA_DIR (esign-seal.p12 and esign-seal.passphrase, mode 0600) the first time a document is sealed or verified.",
+    parse: (raw: string | undefined) => filePaths()(raw)[0],
+  },
+  ESIGN_SIGNING_P12_PASSPHRASE: {
+    group: "esign",
+    doc: "Passphrase of ESIGN_SIGNING_P12.",
+    parse: str(),
+  },
+  ESIGN_PREVIOUS_CERTIFICATES: {
+    group: "esign",
+    doc: "Comma-separated paths of earlier sealing certificates (PEM or DER) whose seals /verify/document still accepts after a change of ESIGN_SIGNING_P12.",
+    parse: filePaths(),
+  },
+  ESIGN_PDF_WORKERS: {
+    group: "esign",
+    doc: "Worker threads that inspect, seal and verify PDFs (each holds one document of up to 50 MB at a time; the event loop never parses one).",
+    example: "1",
+    parse: int(1, 1, 16),
+  },
+  VERIFY_DOCUMENT_RATE_LIMIT_PER_IP: {
+    group: "esign",
+    doc: "Checks of an uploaded PDF at /verify/document per client IP per RATE_LIMIT_WINDOW_SECONDS; more are 429 with Retry-After.",
+    example: "20",
+    parse: int(20, 1),
   },
 } satisfies Record<string, SettingSpec<unknown>>;
 

@@ -54,9 +54,9 @@ export function clientMessagesJson(locale: Locale): string {
     .replace(/&/g, "\\u0026");
 }
 
-/** Paths whose pages take `?lang=`: the home page, recipient pages and session pages. */
+/** Paths whose pages take `?lang=`: the home page, recipient and session pages, the verify pages. */
 function takesLanguageChoice(path: string): boolean {
-  return path === "/" || path.startsWith("/r/") || path.startsWith("/s/");
+  return path === "/" || path.startsWith("/r/") || path.startsWith("/s/") || path.startsWith("/verify");
 }
 
 /**

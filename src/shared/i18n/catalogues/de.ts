@@ -323,6 +323,46 @@ export const de: Catalogue = {
     "Der Absender hat diese Unterhaltung geschlossen. Sie können sie hier weiterhin lesen.",
   "client.chatTooFast":
     "Sie senden Antworten zu schnell. Warten Sie {seconds, plural, one {# Sekunde} other {# Sekunden}} und senden Sie sie dann erneut.",
+  "verifyDocument.title": "Signiertes Dokument prüfen",
+  "verifyDocument.heading": "Signiertes Dokument prüfen",
+  "verifyDocument.intro":
+    "Laden Sie ein über diesen Dienst signiertes PDF hoch, um zu erfahren, ob es das Siegel dieses Dienstes trägt, ob es seit der Versiegelung unverändert ist und wer es signiert hat.",
+  "verifyDocument.privacy":
+    "Ihre Datei wird im Arbeitsspeicher geprüft und nicht aufbewahrt: Nichts davon wird gespeichert.",
+  "verifyDocument.fileLabel": "PDF-Dokument",
+  "verifyDocument.fileHint": "Ein PDF mit höchstens 50 MB.",
+  "verifyDocument.submit": "Dokument prüfen",
+  "verifyDocument.another": "Anderes Dokument prüfen",
+  "verifyDocument.resultHeading": "Ergebnis",
+  "verifyDocument.valid": "Von diesem Dienst versiegelt und seit der Versiegelung unverändert.",
+  "verifyDocument.changed":
+    "Dieses Dokument trägt das Siegel dieses Dienstes, wurde aber nach der Versiegelung verändert: Es ist nicht das Dokument, das signiert wurde.",
+  "verifyDocument.changedSigners": "Im versiegelten Zustand wurde das Dokument signiert von:",
+  "verifyDocument.notSealed":
+    "Dieser Dienst hat dieses Dokument nicht versiegelt: Es enthält kein Siegel dieses Dienstes. Es wurde vielleicht anderswo oder gar nicht versiegelt.",
+  "verifyDocument.document": "Dokument",
+  "verifyDocument.documentId": "Dokument-ID",
+  "verifyDocument.sealedAt": "Versiegelt",
+  "verifyDocument.fileHash": "SHA-256 dieser Datei",
+  "verifyDocument.originalHash": "SHA-256 des Originals",
+  "verifyDocument.signersHeading": "Unterzeichnende",
+  "verifyDocument.signerName": "Name",
+  "verifyDocument.signerRole": "Rolle",
+  "verifyDocument.signerEmail": "E-Mail",
+  "verifyDocument.signerIdentified": "Identifiziert durch",
+  "verifyDocument.signedAt": "Signiert",
+  "verifyDocument.auth.link": "privater Link",
+  "verifyDocument.auth.two_factor_code": "Einmalcode (Zwei-Faktor)",
+  "verifyDocument.auth.reverse_authentication": "umgekehrte Authentifizierung",
+  "verifyDocument.errorMissing": "Wählen Sie eine PDF-Datei zum Prüfen.",
+  "verifyDocument.errorNotPdf": "Die Datei ist kein PDF.",
+  "verifyDocument.errorTooLarge": "Die Datei ist größer als 50 MB.",
+  "verifyDocument.errorForm":
+    "Das Formular ist abgelaufen oder stammt nicht von dieser Seite. Laden Sie die Seite neu und versuchen Sie es erneut.",
+  "verifyDocument.errorBusy":
+    "Gerade werden zu viele Dokumente geprüft. Versuchen Sie es in einer Minute erneut.",
+  "verifyDocument.errorTooMany":
+    "Aus Ihrem Netzwerk wurden zu viele Dokumente geprüft. Warten Sie einige Minuten und versuchen Sie es erneut.",
   "size.B": "{value} B",
   "size.KB": "{value} KB",
   "size.MB": "{value} MB",
