@@ -7,7 +7,7 @@
  */
 import type { VNode } from "preact";
 import { Type } from "typebox";
-import { ValidationError } from "../../../../shared/errors.js";
+import { unprocessable, ValidationError } from "../../../../shared/errors.js";
 import type { Disclosure, EnrichmentKind, EnrichmentView } from "../../enrichment-kind.js";
 import {
   type EsignPayload,
@@ -183,6 +183,11 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     }),
   },
   readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async checkCreate(payload, ctx) {
+    const ids = new Set(await ctx.containerRecipientIds());
+    const stranger = payload.signers.find((s) => !ids.has(s.recipient));
+    if (stranger) throw unprocessable(`Signer ${stranger.recipient} is not a recipient of the container.`);
+  },
   present(view) {
     const result = resultOf(view.result);
     return {

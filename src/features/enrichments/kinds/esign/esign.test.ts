@@ -143,6 +143,7 @@ describe("esign steps", () => {
       ],
       [{ ...good, fields: [box("a", "buyer", "signature", 50)] }, 422],
       [{ ...good, template: 1, document: 2 }, 400],
+      [{ ...good, signers: [{ recipient: 999999, role: "buyer", order: 1 }, good.signers[0]] }, 422],
       [{ ...good, colour: "red" }, 400],
     ];
     for (const [input, code] of cases) {
