@@ -48,6 +48,12 @@ export interface PayloadContext {
   current?: Record<string, unknown> | undefined;
 }
 
+/** What `checkCreate` may consult about the new step's container. */
+export interface CreateContext {
+  /** The ids of the container's recipients. */
+  containerRecipientIds(): Promise<number[]>;
+}
+
 /** A provider a kind offers: `local` always; vendors load lazily so the core never imports them. */
 export interface ProviderDefinition {
   /** The provider id (`local`, `docusign`, ...). */
@@ -172,6 +178,11 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
   readonly presentedFields: TProperties;
   /** Reads and validates the kind's fields of a body; throws ValidationError naming each field. */
   readPayload(body: Record<string, unknown>, ctx: PayloadContext): P;
+  /**
+   * Checks a read payload against the step's container inside the create transaction (a throw
+   * rolls the feature back: nothing half-created); for example that signers are its recipients.
+   */
+  checkCreate?(payload: P, ctx: CreateContext): Promise<void>;
   /** The kind's fields of its API object and of the callback's nested object (allow-listed). */
   present(view: EnrichmentView<P>): Record<string, unknown>;
   /** True when results hold personal data: stored sealed and destroyed at retention's end. */

@@ -188,6 +188,18 @@ export class EnrichmentsService implements FeatureExtensions {
     if (!kind.providers[provider])
       throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
+      if (kind.checkCreate) {
+        await kind.checkCreate(payload, {
+          containerRecipientIds: async () =>
+            (
+              await trx
+                .selectFrom("container_recipients")
+                .select("id")
+                .where("container_id", "=", row.container_id)
+                .execute()
+            ).map((r) => r.id),
+        });
+      }
       await insertEnrichment(trx, {
         feature_id: row.id,
         account_id: auth.accountId,

@@ -3,7 +3,11 @@
  * and the dashboard take the kinds from here; nothing else names a kind.
  */
 import type { EnrichmentKind } from "./enrichment-kind.js";
+import { esignKind } from "./kinds/esign/esign.kind.js";
 import { externalUrlKind } from "./kinds/externalurl/externalurl.kind.js";
 
 /** The registered kinds, in the order the API reference lists them. */
-export const ENRICHMENT_KINDS: readonly EnrichmentKind[] = [externalUrlKind];
+export const ENRICHMENT_KINDS: readonly EnrichmentKind[] = [
+  esignKind as unknown as EnrichmentKind,
+  externalUrlKind,
+];

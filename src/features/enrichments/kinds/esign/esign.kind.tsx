@@ -1,0 +1,299 @@
+/**
+ * The `esign` kind (ADR 0076): the owner names signers (recipients of the container, with a role and
+ * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
+ * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
+ * last one (`signed`); a decline or the owner's void ends the step. The session step shows the ESIGN
+ * consent (recorded in the consent ledger) before anything else.
+ */
+import type { VNode } from "preact";
+import { Type } from "typebox";
+import { unprocessable, ValidationError } from "../../../../shared/errors.js";
+import type { Disclosure, EnrichmentKind, EnrichmentView } from "../../enrichment-kind.js";
+import {
+  type EsignPayload,
+  type EsignResult,
+  FIELD_TYPES,
+  nextSigner,
+  readEsignPayload,
+  resultOf,
+  signerStates,
+} from "./esign.model.js";
+import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+
+export const ESIGN_STATUSES = [
+  "pending",
+  "viewed",
+  "partially_signed",
+  "signed",
+  "declined",
+  "voided",
+  "expired",
+] as const;
+
+/** The ESIGN Act §101(c) consumer consent shown before the first signature (its version is recorded). */
+export const ESIGN_CONSENT: Disclosure = {
+  id: "esign_consumer_consent",
+  version: "2026-11-28",
+  text:
+    "You agree to use electronic records and signatures for this document. You may ask for a paper " +
+    "copy, and you may withdraw this consent, by declining to sign; declining ends this signing step. " +
+    "To read and keep the document you need a current web browser able to show and save PDF files.",
+};
+
+const Signer = Type.Object(
+  {
+    recipient: Type.Integer({ description: "A recipient of the container (422 otherwise)." }),
+    role: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "The role whose fields this signer fills.",
+    }),
+    order: Type.Integer({ minimum: 1, description: "Signing order; a later signer waits for earlier ones." }),
+  },
+  { additionalProperties: false },
+);
+
+const Field = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    role: Type.String({ minLength: 1, maxLength: 64 }),
+    type: Type.Union(FIELD_TYPES.map((t) => Type.Literal(t))),
+    page: Type.Integer({ minimum: 1, description: "1-based page number." }),
+    x: Type.Number({ minimum: 0, description: "Left edge, PDF points from the page's left." }),
+    y: Type.Number({ minimum: 0, description: "Bottom edge, PDF points from the page's bottom." }),
+    width: Type.Number({ exclusiveMinimum: 0 }),
+    height: Type.Number({ exclusiveMinimum: 0 }),
+    required: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const PresentedSigner = Type.Object({
+  recipient: Type.Integer(),
+  role: Type.String(),
+  order: Type.Integer(),
+  status: Type.Union([
+    Type.Literal("waiting"),
+    Type.Literal("ready"),
+    Type.Literal("signed"),
+    Type.Literal("declined"),
+  ]),
+  signed_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  declined_reason: Type.Union([Type.String(), Type.Null()]),
+});
+
+function ConsentForm(props: { csrf: string; action: string }): VNode {
+  return (
+    <form method="post" action={props.action}>
+      <input type="hidden" name="csrf_token" value={props.csrf} />
+      <input type="hidden" name="action" value="consent" />
+      <h2>Consent to sign electronically</h2>
+      <p>{ESIGN_CONSENT.text}</p>
+      <button type="submit" class="fy-button fy-button-primary">
+        I agree
+      </button>
+    </form>
+  );
+}
+
+function StepBody(props: {
+  view: EnrichmentView<EsignPayload>;
+  recipientId: number;
+  consented: boolean;
+  csrf: string;
+  action: string;
+}): VNode {
+  const { view, recipientId } = props;
+  const result = resultOf(view.result);
+  if (view.state !== "pending") return <p>This signing step is {view.status.replace("_", " ")}.</p>;
+  const me = view.payload.signers.find((s) => s.recipient === recipientId);
+  if (!me) return <p>You are not a signer of this document.</p>;
+  if (result.signed[String(me.recipient)]) return <p>You signed this document. Thank you.</p>;
+  const next = nextSigner(view.payload, result);
+  if (next && next.recipient !== me.recipient)
+    return <p>Waiting for the signer before you ({next.role}) to sign.</p>;
+  if (!props.consented) return <ConsentForm csrf={props.csrf} action={props.action} />;
+  const mine = view.payload.fields.filter((f) => f.role === me.role);
+  return (
+    <div>
+      <form method="post" action={props.action}>
+        <input type="hidden" name="csrf_token" value={props.csrf} />
+        <input type="hidden" name="action" value="finish" />
+        <ul>
+          {mine.map((f) => (
+            <li key={f.name}>
+              <label for={`esign-${f.name}`}>
+                {f.name} ({f.type}, page {f.page})
+              </label>{" "}
+              {f.type === "checkbox" ? (
+                <input id={`esign-${f.name}`} type="checkbox" name={`field_${f.name}`} value="yes" />
+              ) : (
+                <input id={`esign-${f.name}`} type="text" name={`field_${f.name}`} maxLength={200} />
+              )}
+            </li>
+          ))}
+        </ul>
+        <button type="submit" class="fy-button fy-button-primary">
+          Finish signing
+        </button>
+      </form>
+      <form method="post" action={props.action}>
+        <input type="hidden" name="csrf_token" value={props.csrf} />
+        <input type="hidden" name="action" value="decline" />
+        <label>
+          Reason <input type="text" name="reason" maxLength={500} required />
+        </label>
+        <button type="submit" class="fy-button">
+          Decline to sign
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/** The esign kind's descriptor. */
+export const esignKind: EnrichmentKind<EsignPayload> = {
+  name: "esign",
+  module: "esign",
+  resource: "esign",
+  schemaName: "Esign",
+  summary: "Have recipients sign a PDF, in order, sealed by Ferry",
+  statuses: ESIGN_STATUSES,
+  initialStatus: "pending",
+  finalStatuses: ["signed", "declined", "voided"],
+  expiredStatus: "expired",
+  createFields: {
+    template: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], { description: "A signing template's id." }),
+    ),
+    document: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], { description: "A media id of the PDF to sign." }),
+    ),
+    signers: Type.Array(Signer, { minItems: 1, maxItems: 20 }),
+    fields: Type.Array(Field, { maxItems: 500 }),
+  },
+  presentedFields: {
+    template: Type.Union([Type.Integer(), Type.Null()]),
+    document: Type.Union([Type.Integer(), Type.Null()]),
+    signers: Type.Array(PresentedSigner),
+    fields: Type.Array(Field),
+    voided_reason: Type.Union([Type.String(), Type.Null()]),
+    sealed_document: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The media id of the sealed PDF once every signer signed.",
+    }),
+  },
+  readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async checkCreate(payload, ctx) {
+    const ids = new Set(await ctx.containerRecipientIds());
+    const stranger = payload.signers.find((s) => !ids.has(s.recipient));
+    if (stranger) throw unprocessable(`Signer ${stranger.recipient} is not a recipient of the container.`);
+  },
+  present(view) {
+    const result = resultOf(view.result);
+    return {
+      template: view.payload.template,
+      document: view.payload.document,
+      signers: signerStates(view.payload, result),
+      fields: view.payload.fields,
+      voided_reason: result.voided_reason ?? null,
+      sealed_document: result.sealed_document ?? null,
+    };
+  },
+  sensitiveResult: false,
+  retentionDays: () => null,
+  providers: {
+    local: {
+      id: "local",
+      credentials: {},
+      load: async () => (await import("./providers/local.js")).createLocalEsign,
+    },
+  },
+  session: {
+    summary: (view) =>
+      ({
+        pending: "Not started",
+        viewed: "Opened",
+        partially_signed: "Partly signed",
+        signed: "Signed",
+        declined: "Declined",
+        voided: "Voided",
+        expired: "Expired",
+      })[view.status] ?? view.status,
+    actionLabel: () => "Review and sign",
+    render: (ctx) => {
+      const result = resultOf(ctx.feature.result);
+      return (
+        <StepBody
+          view={ctx.feature}
+          recipientId={ctx.session.recipientId}
+          consented={Boolean(result.consented[String(ctx.session.recipientId)])}
+          csrf={ctx.csrf}
+          action={`${ctx.stepBase}act`}
+        />
+      );
+    },
+    async act(ctx, form, services) {
+      const view = ctx.feature;
+      const result = resultOf(view.result);
+      const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (!me) return { error: "You are not a signer of this document.", status: 403 };
+      const key = String(me.recipient);
+      const next = nextSigner(view.payload, result);
+      if (!next || next.recipient !== me.recipient)
+        return { error: "It is not your turn to sign.", status: 409 };
+      if (form.action === "consent") {
+        if (!(await services.hasConsent(ESIGN_CONSENT))) await services.recordConsent(ESIGN_CONSENT);
+        const updated: EsignResult = { ...result, consented: { ...result.consented, [key]: services.now() } };
+        const status = view.status === "pending" ? "viewed" : view.status;
+        await services.setStatus(status, {
+          result: updated as unknown as Record<string, unknown>,
+          auditValue: "esign consent",
+        });
+        return { back: true };
+      }
+      if (!result.consented[key]) return { error: "Accept the consent first.", status: 409 };
+      if (form.action === "decline") {
+        const reason = (form.reason ?? "").trim().slice(0, 500);
+        if (!reason) return { error: "Give a reason to decline.", status: 400 };
+        const updated: EsignResult = {
+          ...result,
+          declined: { at: services.now(), recipient: me.recipient, reason },
+        };
+        await services.setStatus("declined", {
+          result: updated as unknown as Record<string, unknown>,
+          auditValue: "esign declined",
+        });
+        return { back: true };
+      }
+      if (form.action === "finish") {
+        const values: Record<string, string> = {};
+        for (const f of view.payload.fields.filter((x) => x.role === me.role)) {
+          const v = (form[`field_${f.name}`] ?? "").trim();
+          if (f.required !== false && f.type !== "checkbox" && !v)
+            return { error: `Fill the field ${f.name}.`, status: 400 };
+          values[f.name] = v.slice(0, 200);
+        }
+        const signed = {
+          ...result.signed,
+          [key]: {
+            at: services.now(),
+            ip: ctx.session.ip,
+            user_agent: ctx.session.userAgent,
+            auth: ctx.session.authMethod,
+            values,
+          },
+        };
+        const updated: EsignResult = { ...result, signed };
+        const all = view.payload.signers.every((s) => signed[String(s.recipient)]);
+        await services.setStatus(all ? "signed" : "partially_signed", {
+          result: updated as unknown as Record<string, unknown>,
+          auditValue: all ? "esign signed" : "esign partially signed",
+        });
+        return { back: true };
+      }
+      throw ValidationError.field("action", "Unknown action.");
+    },
+  },
+  routes: esignRoutes,
+  sandboxRoutes: esignSandboxRoutes,
+};
