@@ -118,6 +118,26 @@ export const operationMeta = {
   sandboxOpenContainerSession: { method: "POST", path: "/v1/sandbox/container/{id}/open/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
   sandboxReplyInContainerChat: { method: "POST", path: "/v1/sandbox/container/{id}/reply/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
   sandboxCompleteFeature: { method: "POST", path: "/v1/sandbox/feature/{id}/complete/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
+  createEsign: { method: "POST", path: "/v1/module_container_esign/esign/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  listEsigns: { method: "GET", path: "/v1/module_container_esign/esign/", pathParams: [], query: ["page","page_size","container"], body: "none", auth: true, raw: false },
+  getEsign: { method: "GET", path: "/v1/module_container_esign/esign/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  deleteEsign: { method: "DELETE", path: "/v1/module_container_esign/esign/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  voidEsign: { method: "POST", path: "/v1/module_container_esign/esign/{id}/void/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
+  sandboxSignEsign: { method: "POST", path: "/v1/sandbox/esign/{id}/sign/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  sandboxDeclineEsign: { method: "POST", path: "/v1/sandbox/esign/{id}/decline/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  createExternalUrl: { method: "POST", path: "/v1/module_container_externalurl/externalurl/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  listExternalUrls: { method: "GET", path: "/v1/module_container_externalurl/externalurl/", pathParams: [], query: ["page","page_size","container"], body: "none", auth: true, raw: false },
+  getExternalUrl: { method: "GET", path: "/v1/module_container_externalurl/externalurl/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  updateExternalUrl: { method: "PATCH", path: "/v1/module_container_externalurl/externalurl/{id}/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
+  deleteExternalUrl: { method: "DELETE", path: "/v1/module_container_externalurl/externalurl/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  completeExternalUrl: { method: "POST", path: "/v1/module_container_externalurl/externalurl/{id}/complete/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  sandboxReturnExternalUrl: { method: "POST", path: "/v1/sandbox/externalurl/{id}/return/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  listContainerConsents: { method: "GET", path: "/v1/module_container/container/{id}/consents/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  createProviderConnection: { method: "POST", path: "/v1/provider_connections/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  listProviderConnections: { method: "GET", path: "/v1/provider_connections/", pathParams: [], query: [], body: "none", auth: true, raw: false },
+  getProviderConnection: { method: "GET", path: "/v1/provider_connections/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  deleteProviderConnection: { method: "DELETE", path: "/v1/provider_connections/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  receiveProviderWebhook: { method: "POST", path: "/v1/providers/{provider}/webhook/{secret}/", pathParams: ["provider","secret"], query: [], body: "none", auth: false, raw: false },
 } as const satisfies Record<string, OperationMeta>;
 
 /** The operation ids of the API. */
@@ -697,5 +717,105 @@ export class FerryApi extends FerryCore {
   /** Complete a feature as its recipient would: a pull receives files and is submitted, a push is downloaded (`POST /v1/sandbox/feature/{id}/complete/`). */
   sandboxCompleteFeature(args: operations["sandboxCompleteFeature"]["parameters"]["path"] & { body: JsonBody<operations["sandboxCompleteFeature"]> }, options?: CallOptions): Promise<Success<operations["sandboxCompleteFeature"]>> {
     return this.call("sandboxCompleteFeature", args ?? {}, options) as Promise<Success<operations["sandboxCompleteFeature"]>>;
+  }
+
+  /** Have recipients sign a PDF, in order, sealed by Ferry: add the step to a container (`POST /v1/module_container_esign/esign/`). */
+  createEsign(args: { body: JsonBody<operations["createEsign"]> }, options?: CallOptions): Promise<Success<operations["createEsign"]>> {
+    return this.call("createEsign", args ?? {}, options) as Promise<Success<operations["createEsign"]>>;
+  }
+
+  /** List esign steps, oldest first (`GET /v1/module_container_esign/esign/`). */
+  listEsigns(args?: NonNullable<operations["listEsigns"]["parameters"]["query"]>, options?: CallOptions): Promise<Success<operations["listEsigns"]>> {
+    return this.call("listEsigns", args ?? {}, options) as Promise<Success<operations["listEsigns"]>>;
+  }
+
+  /** Read a esign step (`GET /v1/module_container_esign/esign/{id}/`). */
+  getEsign(args: operations["getEsign"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["getEsign"]>> {
+    return this.call("getEsign", args ?? {}, options) as Promise<Success<operations["getEsign"]>>;
+  }
+
+  /** Delete a esign step (409 while a pending step waits for it) (`DELETE /v1/module_container_esign/esign/{id}/`). */
+  deleteEsign(args: operations["deleteEsign"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["deleteEsign"]>> {
+    return this.call("deleteEsign", args ?? {}, options) as Promise<Success<operations["deleteEsign"]>>;
+  }
+
+  /** Void a signing step (status `voided`; 422 once it left pending) (`POST /v1/module_container_esign/esign/{id}/void/`). */
+  voidEsign(args: operations["voidEsign"]["parameters"]["path"] & { body: JsonBody<operations["voidEsign"]> }, options?: CallOptions): Promise<Success<operations["voidEsign"]>> {
+    return this.call("voidEsign", args ?? {}, options) as Promise<Success<operations["voidEsign"]>>;
+  }
+
+  /** Sign as the signer whose turn it is (sandbox only) (`POST /v1/sandbox/esign/{id}/sign/`). */
+  sandboxSignEsign(args: operations["sandboxSignEsign"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sandboxSignEsign"]>> {
+    return this.call("sandboxSignEsign", args ?? {}, options) as Promise<Success<operations["sandboxSignEsign"]>>;
+  }
+
+  /** Decline as the signer whose turn it is, with a reason (sandbox only) (`POST /v1/sandbox/esign/{id}/decline/`). */
+  sandboxDeclineEsign(args: operations["sandboxDeclineEsign"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sandboxDeclineEsign"]>> {
+    return this.call("sandboxDeclineEsign", args ?? {}, options) as Promise<Success<operations["sandboxDeclineEsign"]>>;
+  }
+
+  /** Send the recipient to a page of yours and back: add the step to a container (`POST /v1/module_container_externalurl/externalurl/`). */
+  createExternalUrl(args: { body: JsonBody<operations["createExternalUrl"]> }, options?: CallOptions): Promise<Success<operations["createExternalUrl"]>> {
+    return this.call("createExternalUrl", args ?? {}, options) as Promise<Success<operations["createExternalUrl"]>>;
+  }
+
+  /** List externalurl steps, oldest first (`GET /v1/module_container_externalurl/externalurl/`). */
+  listExternalUrls(args?: NonNullable<operations["listExternalUrls"]["parameters"]["query"]>, options?: CallOptions): Promise<Success<operations["listExternalUrls"]>> {
+    return this.call("listExternalUrls", args ?? {}, options) as Promise<Success<operations["listExternalUrls"]>>;
+  }
+
+  /** Read a externalurl step (`GET /v1/module_container_externalurl/externalurl/{id}/`). */
+  getExternalUrl(args: operations["getExternalUrl"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["getExternalUrl"]>> {
+    return this.call("getExternalUrl", args ?? {}, options) as Promise<Success<operations["getExternalUrl"]>>;
+  }
+
+  /** Change a externalurl step (422 once it left pending) (`PATCH /v1/module_container_externalurl/externalurl/{id}/`). */
+  updateExternalUrl(args: operations["updateExternalUrl"]["parameters"]["path"] & { body: JsonBody<operations["updateExternalUrl"]> }, options?: CallOptions): Promise<Success<operations["updateExternalUrl"]>> {
+    return this.call("updateExternalUrl", args ?? {}, options) as Promise<Success<operations["updateExternalUrl"]>>;
+  }
+
+  /** Delete a externalurl step (409 while a pending step waits for it) (`DELETE /v1/module_container_externalurl/externalurl/{id}/`). */
+  deleteExternalUrl(args: operations["deleteExternalUrl"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["deleteExternalUrl"]>> {
+    return this.call("deleteExternalUrl", args ?? {}, options) as Promise<Success<operations["deleteExternalUrl"]>>;
+  }
+
+  /** Complete an externalurl step yourself (status `completed`; 409 while it waits, 422 once done) (`POST /v1/module_container_externalurl/externalurl/{id}/complete/`). */
+  completeExternalUrl(args: operations["completeExternalUrl"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["completeExternalUrl"]>> {
+    return this.call("completeExternalUrl", args ?? {}, options) as Promise<Success<operations["completeExternalUrl"]>>;
+  }
+
+  /** Come back from the external URL as the recipient would (status `returned`; sandbox only) (`POST /v1/sandbox/externalurl/{id}/return/`). */
+  sandboxReturnExternalUrl(args: operations["sandboxReturnExternalUrl"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["sandboxReturnExternalUrl"]>> {
+    return this.call("sandboxReturnExternalUrl", args ?? {}, options) as Promise<Success<operations["sandboxReturnExternalUrl"]>>;
+  }
+
+  /** The disclosures the container's recipients accepted (the consent ledger) (`GET /v1/module_container/container/{id}/consents/`). */
+  listContainerConsents(args: operations["listContainerConsents"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["listContainerConsents"]>> {
+    return this.call("listContainerConsents", args ?? {}, options) as Promise<Success<operations["listContainerConsents"]>>;
+  }
+
+  /** Choose the provider of an enrichment kind for this account (settings sealed, never returned) (`POST /v1/provider_connections/`). */
+  createProviderConnection(args: { body: JsonBody<operations["createProviderConnection"]> }, options?: CallOptions): Promise<Success<operations["createProviderConnection"]>> {
+    return this.call("createProviderConnection", args ?? {}, options) as Promise<Success<operations["createProviderConnection"]>>;
+  }
+
+  /** The account's provider connections (`GET /v1/provider_connections/`). */
+  listProviderConnections(options?: CallOptions): Promise<Success<operations["listProviderConnections"]>> {
+    return this.call("listProviderConnections", {}, options) as Promise<Success<operations["listProviderConnections"]>>;
+  }
+
+  /** Read a provider connection (`GET /v1/provider_connections/{id}/`). */
+  getProviderConnection(args: operations["getProviderConnection"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["getProviderConnection"]>> {
+    return this.call("getProviderConnection", args ?? {}, options) as Promise<Success<operations["getProviderConnection"]>>;
+  }
+
+  /** Delete a provider connection (new steps of the kind use `local` again) (`DELETE /v1/provider_connections/{id}/`). */
+  deleteProviderConnection(args: operations["deleteProviderConnection"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["deleteProviderConnection"]>> {
+    return this.call("deleteProviderConnection", args ?? {}, options) as Promise<Success<operations["deleteProviderConnection"]>>;
+  }
+
+  /** Where a provider posts its events (verified with the provider's own scheme) (`POST /v1/providers/{provider}/webhook/{secret}/`). */
+  receiveProviderWebhook(args: operations["receiveProviderWebhook"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["receiveProviderWebhook"]>> {
+    return this.call("receiveProviderWebhook", args ?? {}, options) as Promise<Success<operations["receiveProviderWebhook"]>>;
   }
 }

@@ -469,6 +469,75 @@ export interface paths {
      */
     post: operations["sandboxCompleteFeature"];
   };
+  "/v1/module_container_esign/esign/": {
+    /** List esign steps, oldest first */
+    get: operations["listEsigns"];
+    /** Have recipients sign a PDF, in order, sealed by Ferry: add the step to a container */
+    post: operations["createEsign"];
+  };
+  "/v1/module_container_esign/esign/{id}/": {
+    /** Read a esign step */
+    get: operations["getEsign"];
+    /** Delete a esign step (409 while a pending step waits for it) */
+    delete: operations["deleteEsign"];
+  };
+  "/v1/module_container_esign/esign/{id}/void/": {
+    /** Void a signing step (status `voided`; 422 once it left pending) */
+    post: operations["voidEsign"];
+  };
+  "/v1/sandbox/esign/{id}/sign/": {
+    /** Sign as the signer whose turn it is (sandbox only) */
+    post: operations["sandboxSignEsign"];
+  };
+  "/v1/sandbox/esign/{id}/decline/": {
+    /** Decline as the signer whose turn it is, with a reason (sandbox only) */
+    post: operations["sandboxDeclineEsign"];
+  };
+  "/v1/module_container_externalurl/externalurl/": {
+    /** List externalurl steps, oldest first */
+    get: operations["listExternalUrls"];
+    /** Send the recipient to a page of yours and back: add the step to a container */
+    post: operations["createExternalUrl"];
+  };
+  "/v1/module_container_externalurl/externalurl/{id}/": {
+    /** Read a externalurl step */
+    get: operations["getExternalUrl"];
+    /** Delete a externalurl step (409 while a pending step waits for it) */
+    delete: operations["deleteExternalUrl"];
+    /** Change a externalurl step (422 once it left pending) */
+    patch: operations["updateExternalUrl"];
+  };
+  "/v1/module_container_externalurl/externalurl/{id}/complete/": {
+    /** Complete an externalurl step yourself (status `completed`; 409 while it waits, 422 once done) */
+    post: operations["completeExternalUrl"];
+  };
+  "/v1/sandbox/externalurl/{id}/return/": {
+    /** Come back from the external URL as the recipient would (status `returned`; sandbox only) */
+    post: operations["sandboxReturnExternalUrl"];
+  };
+  "/v1/module_container/container/{id}/consents/": {
+    /** The disclosures the container's recipients accepted (the consent ledger) */
+    get: operations["listContainerConsents"];
+  };
+  "/v1/provider_connections/": {
+    /** The account's provider connections */
+    get: operations["listProviderConnections"];
+    /** Choose the provider of an enrichment kind for this account (settings sealed, never returned) */
+    post: operations["createProviderConnection"];
+  };
+  "/v1/provider_connections/{id}/": {
+    /** Read a provider connection */
+    get: operations["getProviderConnection"];
+    /** Delete a provider connection (new steps of the kind use `local` again) */
+    delete: operations["deleteProviderConnection"];
+  };
+  "/v1/providers/{provider}/webhook/{secret}/": {
+    /**
+     * Where a provider posts its events (verified with the provider's own scheme)
+     * @description The URL is the connection's `webhook_url`. A bad or missing signature answers 401 and nothing is stored; an event already received answers 200 and changes nothing.
+     */
+    post: operations["receiveProviderWebhook"];
+  };
   "/s/{token}/": {
     /** A recipient's session: the code step, the session, or the expired page (HTML) */
     get: operations["getSessionPage"];
@@ -491,6 +560,18 @@ export interface paths {
     /** Submit a pull feature with an optional message (completes it; 303 back to the session) */
     post: operations["submitSessionFeature"];
   };
+  "/s/{token}/steps/{featureId}/": {
+    /** An enrichment step of the session, shown by its kind (locked steps say what they wait for) */
+    get: operations["getSessionStep"];
+  };
+  "/s/{token}/steps/{featureId}/act": {
+    /** A form post of a step (by its kind): 303 onwards, or the step page with why it was refused */
+    post: operations["actOnSessionStep"];
+  };
+  "/steps/return/{signed}": {
+    /** Where an owner's or vendor's page sends the recipient back (signed; only in the browser that left) */
+    get: operations["returnToSessionStep"];
+  };
   "/s/{token}/features/{featureId}/files/{mediaId}/download": {
     /** Download one file of a push feature (counted; the feature completes once every file was downloaded) */
     get: operations["downloadSessionFile"];
@@ -510,6 +591,12 @@ export interface paths {
     put: operations["putSessionUploadChunk"];
     /** Remove one of this recipient's files of a pull feature before Submit (its stored bytes are destroyed; header X-CSRF-Token) */
     delete: operations["deleteSessionUpload"];
+  };
+  "/verify/document": {
+    /** The public page that checks whether a PDF carries this service's seal, unchanged (HTML) */
+    get: operations["getVerifyDocumentPage"];
+    /** Check an uploaded PDF (multipart field `document`): sealed by this service, unchanged, its signers. Nothing is stored. HTML, or JSON with Accept: application/json */
+    post: operations["verifyDocument"];
   };
 }
 
@@ -762,6 +849,24 @@ export interface components {
       callback_shape?: "nested" | "flat";
       /** @description Require https callback URLs whose certificate validates (plain http is refused). */
       secure_callbacks?: boolean;
+    };
+    /** Consent */
+    Consent: {
+      id: number;
+      container: number;
+      recipient: number;
+      /** @description The step where it was accepted first. */
+      feature: number | null;
+      disclosure_id: string;
+      disclosure_version: string;
+      /** @description SHA-256 (hex) of the exact text shown. */
+      text_sha256: string;
+      /** Format: date-time */
+      accepted_at: string;
+      ip: string;
+      user_agent: string;
+      /** @description How the recipient was authenticated: `link`, `link+email_code`, `link+sms_code`. */
+      auth_method: string;
     };
     /**
      * Contact
@@ -1109,6 +1214,24 @@ export interface components {
       /** @description The new API key: shown this once, store it now. */
       api_key: string;
     };
+    /** DocumentVerification */
+    DocumentVerification: {
+      /** @description sealed_unchanged: the seal covers every byte of the file. */
+      verdict: "sealed_unchanged" | "changed_after_sealing" | "not_sealed";
+      /** @description A seal by this service's sealing certificate was found. */
+      sealed_by_ferry: boolean;
+      /** @description Not one byte changed or was added after sealing. */
+      unchanged: boolean;
+      document_id: string | null;
+      title: string | null;
+      sealed_at: string | null;
+      /** @description SHA-256 of the file first uploaded. */
+      original_sha256: string | null;
+      /** @description SHA-256 of the file checked. */
+      sha256: string;
+      /** @description Signers of the sealed revision (empty when not sealed). */
+      signers: components["schemas"]["VerifiedSigner"][];
+    };
     /**
      * EmailTemplate
      * @description An HTML email template with merge tags (Liquid with Django-compatible filters).
@@ -1180,6 +1303,199 @@ export interface components {
       code: "INVALID_REQUEST" | "AUTHENTICATION_FAILURE" | "NOT_AUTHORIZED" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "UNPROCESSABLE_ENTITY" | "RATE_LIMIT_REACHED" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
       /** @description Human-readable; may change between versions. */
       detail: string;
+    };
+    /** Esign */
+    Esign: {
+      id: number;
+      container: number;
+      state: "pending" | "complete" | "expired";
+      /** @description When the feature expires (its files are then destroyed). */
+      expiration: string | null;
+      /** @description Recipients who may see the feature; empty: every recipient of the container. */
+      recipient_permissions: number[];
+      /** @description Features of the same container this one waits for: it opens to the recipient once they are all complete. */
+      after: number[];
+      /**
+       * Format: date-time
+       * @description UTC, ISO 8601 with microseconds.
+       */
+      created: string;
+      /**
+       * Format: date-time
+       * @description UTC, ISO 8601 with microseconds.
+       */
+      updated: string;
+      title: string;
+      description: string;
+      /** @enum {string} */
+      feature_attr: "esign";
+      /** @description The kind's own status; a final one comes with `state: complete`. */
+      status: "pending" | "viewed" | "partially_signed" | "signed" | "declined" | "voided" | "expired";
+      /** @description The provider of the step (`local`: Ferry itself). */
+      provider: string;
+      template: number | null;
+      document: number | null;
+      signers: ({
+          recipient: number;
+          role: string;
+          order: number;
+          status: "waiting" | "ready" | "signed" | "declined";
+          signed_at: string | null;
+          declined_reason: string | null;
+        })[];
+      fields: ({
+          name: string;
+          role: string;
+          type: "signature" | "initials" | "date" | "text" | "checkbox";
+          /** @description 1-based page number. */
+          page: number;
+          /** @description Left edge, PDF points from the page's left. */
+          x: number;
+          /** @description Bottom edge, PDF points from the page's bottom. */
+          y: number;
+          width: number;
+          height: number;
+          required?: boolean;
+        })[];
+      voided_reason: string | null;
+      /** @description The media id of the sealed PDF once every signer signed. */
+      sealed_document: number | null;
+    };
+    /** EsignInput */
+    EsignInput: {
+      /** @description Container id (required on create). */
+      container: number | string;
+      /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
+      expiration?: string | null;
+      recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
+      title?: string;
+      description?: string;
+      /** @description A signing template's id. */
+      template?: number | null;
+      /** @description A media id of the PDF to sign. */
+      document?: number | null;
+      signers: {
+          /** @description A recipient of the container (422 otherwise). */
+          recipient: number;
+          /** @description The role whose fields this signer fills. */
+          role: string;
+          /** @description Signing order; a later signer waits for earlier ones. */
+          order: number;
+        }[];
+      fields: ({
+          name: string;
+          role: string;
+          type: "signature" | "initials" | "date" | "text" | "checkbox";
+          /** @description 1-based page number. */
+          page: number;
+          /** @description Left edge, PDF points from the page's left. */
+          x: number;
+          /** @description Bottom edge, PDF points from the page's bottom. */
+          y: number;
+          width: number;
+          height: number;
+          required?: boolean;
+        })[];
+    };
+    /** EsignPage */
+    EsignPage: {
+      links: {
+        previous: string | null;
+        next: string | null;
+      };
+      total_pages: number;
+      count: number;
+      /** @description Items per page used for this answer: the page_size asked for, or 100 when more was asked. */
+      page_size: number;
+      results: components["schemas"]["Esign"][];
+    };
+    /** EsignVoidInput */
+    EsignVoidInput: {
+      reason: string;
+    };
+    /** ExternalUrl */
+    ExternalUrl: {
+      id: number;
+      container: number;
+      state: "pending" | "complete" | "expired";
+      /** @description When the feature expires (its files are then destroyed). */
+      expiration: string | null;
+      /** @description Recipients who may see the feature; empty: every recipient of the container. */
+      recipient_permissions: number[];
+      /** @description Features of the same container this one waits for: it opens to the recipient once they are all complete. */
+      after: number[];
+      /**
+       * Format: date-time
+       * @description UTC, ISO 8601 with microseconds.
+       */
+      created: string;
+      /**
+       * Format: date-time
+       * @description UTC, ISO 8601 with microseconds.
+       */
+      updated: string;
+      title: string;
+      description: string;
+      /** @enum {string} */
+      feature_attr: "externalurl";
+      /** @description The kind's own status; a final one comes with `state: complete`. */
+      status: "pending" | "opened" | "returned" | "completed" | "expired";
+      /** @description The provider of the step (`local`: Ferry itself). */
+      provider: string;
+      url: string;
+      label: string | null;
+      /** @description When the recipient last left for the URL. */
+      opened_at: string | null;
+      /** @description When the recipient came back (status `returned`). */
+      returned_at: string | null;
+    };
+    /** ExternalUrlInput */
+    ExternalUrlInput: {
+      /** @description Container id (required on create). */
+      container: number | string;
+      /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
+      expiration?: string | null;
+      recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
+      title?: string;
+      description?: string;
+      /**
+       * Format: uri
+       * @description Where the recipient is sent: https:// (http://localhost on a sandbox). Ferry appends `ferry_return`, the signed link back.
+       */
+      url: string;
+      /** @description The button's text on the recipient's step (default: “Continue to <host>”). */
+      label?: string | null;
+    };
+    /** ExternalUrlPage */
+    ExternalUrlPage: {
+      links: {
+        previous: string | null;
+        next: string | null;
+      };
+      total_pages: number;
+      count: number;
+      /** @description Items per page used for this answer: the page_size asked for, or 100 when more was asked. */
+      page_size: number;
+      results: components["schemas"]["ExternalUrl"][];
+    };
+    /** ExternalUrlUpdateInput */
+    ExternalUrlUpdateInput: {
+      /** @description Container id (required on create). */
+      container?: number | string;
+      /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
+      expiration?: string | null;
+      recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
+      title?: string;
+      description?: string;
+      /** Format: uri */
+      url?: string;
+      label?: string | null;
     };
     /** LogEntry */
     LogEntry: {
@@ -1395,6 +1711,37 @@ export interface components {
       interface_class: "email" | "sms";
       value: string;
     };
+    /** ProviderConnection */
+    ProviderConnection: {
+      id: number;
+      /** @description The enrichment kind (`esign`, ...). */
+      kind: string;
+      /** @description The provider (`local`, `docusign`, ...). */
+      provider: string;
+      mode: "test" | "live";
+      /** @description Settings were saved (they are never returned). */
+      has_credentials: boolean;
+      /** @description Where the provider posts its events for this account. */
+      webhook_url: string;
+      /** Format: date-time */
+      created: string;
+      /** Format: date-time */
+      updated: string;
+    };
+    /** ProviderConnectionInput */
+    ProviderConnectionInput: {
+      kind: string;
+      provider: string;
+      mode?: "test" | "live";
+      credentials?: {
+        [key: string]: unknown;
+      };
+    };
+    /** ProviderWebhookReceipt */
+    ProviderWebhookReceipt: {
+      received: number;
+      new: number;
+    };
     /** PullFeature */
     PullFeature: {
       id: number;
@@ -1404,6 +1751,8 @@ export interface components {
       expiration: string | null;
       /** @description Recipients who may see the feature; empty: every recipient of the container. */
       recipient_permissions: number[];
+      /** @description Features of the same container this one waits for: it opens to the recipient once they are all complete. */
+      after: number[];
       /**
        * Format: date-time
        * @description UTC, ISO 8601 with microseconds.
@@ -1432,6 +1781,8 @@ export interface components {
       /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
       expiration?: string | null;
       recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
       title?: string;
       description?: string;
       allowed_file_extensions?: string[] | string | null;
@@ -1471,6 +1822,8 @@ export interface components {
       expiration: string | null;
       /** @description Recipients who may see the feature; empty: every recipient of the container. */
       recipient_permissions: number[];
+      /** @description Features of the same container this one waits for: it opens to the recipient once they are all complete. */
+      after: number[];
       /**
        * Format: date-time
        * @description UTC, ISO 8601 with microseconds.
@@ -1493,6 +1846,8 @@ export interface components {
       /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
       expiration?: string | null;
       recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
       title?: string;
       description?: string;
       /** @description Downloads of each file. */
@@ -1530,6 +1885,8 @@ export interface components {
       expiration: string | null;
       /** @description Recipients who may see the feature; empty: every recipient of the container. */
       recipient_permissions: number[];
+      /** @description Features of the same container this one waits for: it opens to the recipient once they are all complete. */
+      after: number[];
       /**
        * Format: date-time
        * @description UTC, ISO 8601 with microseconds.
@@ -1563,6 +1920,8 @@ export interface components {
       /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
       expiration?: string | null;
       recipient_permissions?: number[];
+      /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+      after?: number[];
       type: "push" | "pull";
       message?: string;
       requester_privatenotes?: string;
@@ -2000,6 +2359,15 @@ export interface components {
      */
     ValidationError: {
       [key: string]: string[];
+    };
+    /** VerifiedSigner */
+    VerifiedSigner: {
+      name: string;
+      email: string;
+      role: string;
+      /** @description How the signer was identified: link, two_factor_code, reverse_authentication. */
+      authentication: string[];
+      signed_at: string | null;
     };
   };
   responses: never;
@@ -7919,6 +8287,8 @@ export interface operations {
           /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
           expiration?: string | null;
           recipient_permissions?: number[];
+          /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+          after?: number[];
           type?: "push" | "pull";
           message?: string;
           requester_privatenotes?: string;
@@ -8219,6 +8589,8 @@ export interface operations {
           /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
           expiration?: string | null;
           recipient_permissions?: number[];
+          /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+          after?: number[];
           title?: string;
           description?: string;
           allowed_file_extensions?: string[] | string | null;
@@ -8518,6 +8890,8 @@ export interface operations {
           /** @description Default: CONTAINER_FEATURE_EXPIRY_HOURS after creation. */
           expiration?: string | null;
           recipient_permissions?: number[];
+          /** @description Ids of features of the same container to wait for (422 for another container's or a cycle). */
+          after?: number[];
           title?: string;
           description?: string;
           /** @description Downloads of each file. */
@@ -9238,6 +9612,1129 @@ export interface operations {
       };
     };
   };
+  /** List esign steps, oldest first */
+  listEsigns: {
+    parameters: {
+      query?: {
+        /** @description 1-based page number. */
+        page?: number;
+        /** @description Items per page; values above 100 are clamped to 100. */
+        page_size?: number;
+        /** @description Only this container's steps. */
+        container?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["EsignPage"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Have recipients sign a PDF, in order, sealed by Ferry: add the step to a container */
+  createEsign: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EsignInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": components["schemas"]["Esign"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Read a esign step */
+  getEsign: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Esign"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Delete a esign step (409 while a pending step waits for it) */
+  deleteEsign: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description No content. */
+      204: {
+        content: never;
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Void a signing step (status `voided`; 422 once it left pending) */
+  voidEsign: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EsignVoidInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Esign"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Sign as the signer whose turn it is (sandbox only) */
+  sandboxSignEsign: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Esign"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Decline as the signer whose turn it is, with a reason (sandbox only) */
+  sandboxDeclineEsign: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Esign"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** List externalurl steps, oldest first */
+  listExternalUrls: {
+    parameters: {
+      query?: {
+        /** @description 1-based page number. */
+        page?: number;
+        /** @description Items per page; values above 100 are clamped to 100. */
+        page_size?: number;
+        /** @description Only this container's steps. */
+        container?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrlPage"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Send the recipient to a page of yours and back: add the step to a container */
+  createExternalUrl: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ExternalUrlInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrl"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Read a externalurl step */
+  getExternalUrl: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrl"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Delete a externalurl step (409 while a pending step waits for it) */
+  deleteExternalUrl: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description No content. */
+      204: {
+        content: never;
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Change a externalurl step (422 once it left pending) */
+  updateExternalUrl: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ExternalUrlUpdateInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrl"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Complete an externalurl step yourself (status `completed`; 409 while it waits, 422 once done) */
+  completeExternalUrl: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrl"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Come back from the external URL as the recipient would (status `returned`; sandbox only) */
+  sandboxReturnExternalUrl: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ExternalUrl"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** The disclosures the container's recipients accepted (the consent ledger) */
+  listContainerConsents: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Consent"][];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** The account's provider connections */
+  listProviderConnections: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ProviderConnection"][];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Choose the provider of an enrichment kind for this account (settings sealed, never returned) */
+  createProviderConnection: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ProviderConnectionInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": components["schemas"]["ProviderConnection"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Read a provider connection */
+  getProviderConnection: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ProviderConnection"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Delete a provider connection (new steps of the kind use `local` again) */
+  deleteProviderConnection: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description No content. */
+      204: {
+        content: never;
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Where a provider posts its events (verified with the provider's own scheme)
+   * @description The URL is the connection's `webhook_url`. A bad or missing signature answers 401 and nothing is stored; an event already received answers 200 and changes nothing.
+   */
+  receiveProviderWebhook: {
+    parameters: {
+      path: {
+        provider: string;
+        secret: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ProviderWebhookReceipt"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** A recipient's session: the code step, the session, or the expired page (HTML) */
   getSessionPage: {
     parameters: {
@@ -9448,6 +10945,89 @@ export interface operations {
         content: never;
       };
       /** @description Unknown link. */
+      404: {
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  /** An enrichment step of the session, shown by its kind (locked steps say what they wait for) */
+  getSessionStep: {
+    parameters: {
+      path: {
+        token: string;
+        featureId: number;
+      };
+    };
+    responses: {
+      /** @description The step page. */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Unknown link or step. */
+      404: {
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  /** A form post of a step (by its kind): 303 onwards, or the step page with why it was refused */
+  actOnSessionStep: {
+    parameters: {
+      path: {
+        token: string;
+        featureId: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Onwards: the kind's next page (an owner's or vendor's page) or back to the session. */
+      303: {
+        content: never;
+      };
+      /** @description Unknown link or step. */
+      404: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description The step waits for other steps to be done first. */
+      409: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description The step is no longer open. */
+      422: {
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  /** Where an owner's or vendor's page sends the recipient back (signed; only in the browser that left) */
+  returnToSessionStep: {
+    parameters: {
+      path: {
+        signed: string;
+      };
+    };
+    responses: {
+      /** @description To the session, the step recorded by its kind. */
+      303: {
+        content: never;
+      };
+      /** @description Unknown, altered or expired link, or another browser (one page for all). */
       404: {
         content: {
           "text/html": string;
@@ -9824,6 +11404,78 @@ export interface operations {
       };
       /** @description Error with a stable code name and a human-readable detail. */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** The public page that checks whether a PDF carries this service's seal, unchanged (HTML) */
+  getVerifyDocumentPage: {
+    responses: {
+      /** @description The page with the upload form. */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  /** Check an uploaded PDF (multipart field `document`): sealed by this service, unchanged, its signers. Nothing is stored. HTML, or JSON with Accept: application/json */
+  verifyDocument: {
+    requestBody: {
+      content: {
+        "multipart/form-data": {
+          /** @description The page's form token (browsers only). */
+          csrf_token?: string;
+          /**
+           * Format: binary
+           * @description The PDF to check (at most 50 MB).
+           */
+          document: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The result. */
+      200: {
+        content: {
+          "application/json": components["schemas"]["DocumentVerification"];
+          "text/html": string;
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
