@@ -122,14 +122,28 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     async connect() {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((err: unknown) => {
+        throw new DatabaseUnavailableError(err);
+      });
       let wrapped = clients.get(client);
       if (!wrapped) {
+        // A connection that breaks while checked out fails the statement in flight; its error event
+        // must not also crash the process (the pool's own listener covers idle clients only).
+        client.on("error", () => {});
         wrapped = {
-          query: ((text: unknown, values?: unknown[]) =>
-            typeof text === "string" && text.startsWith(PREPARED_MARK)
-              ? client.query({ name: statementName(text), text, values })
-              : client.query(text as string, values)) as unknown as PostgresPoolClient["query"],
+          query: ((text: unknown, values?: unknown[]) => {
+            const result: unknown =
+              typeof text === "string" && text.startsWith(PREPARED_MARK)
+                ? client.query({ name: statementName(text), text, values })
+                : client.query(text as string, values);
+            // A cursor (streamed query) is returned as it is; a statement's promise tells a lost
+            // connection apart from the statement's own errors.
+            return result instanceof Promise
+              ? result.catch((err: unknown) => {
+                  throw isConnectionLost(err) ? new DatabaseUnavailableError(err) : err;
+                })
+              : result;
+          }) as unknown as PostgresPoolClient["query"],
           release: () => client.release(),
         };
         clients.set(client, wrapped);
@@ -229,7 +243,12 @@ function withCommitHooks(dialect: KyselyDialect): KyselyDialect {
  */
 export function createDatabase(options: DatabaseOptions): Database {
   if ("postgresUrl" in options) {
-    const pool = new (loadPg().Pool)({ connectionString: options.postgresUrl, max: options.poolSize ?? 10 });
+    // A server that does not accept a connection within 10 s is out of reach (503), not a hung request.
+    const pool = new (loadPg().Pool)({
+      connectionString: options.postgresUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+    });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on("error", () => {});
     const db = new Kysely<DB>({
@@ -465,4 +484,44 @@ export function databaseOptionsFromConfig(config: {
  */
 export function isNoRowError(error: unknown): boolean {
   return error instanceof NoResultError;
+}
+
+/** A connection to PostgreSQL could not be made or broke: the server is down, restarting or unreachable. */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "DatabaseUnavailableError";
+  }
+}
+
+/** node-postgres' own words for a connection that broke (its errors carry no code). */
+const PG_CONNECTION_LOST =
+  /^(Connection terminated|Client has encountered a connection error|Connection ended)/;
+
+/** A statement's error that says the connection itself is gone (not the statement's fault). */
+function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (
+    PG_CONNECTION_LOST.test(error.message) ||
+    (typeof code === "string" && ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code))
+  );
+}
+
+/**
+ * True when a statement failed because the database could not be reached or refused work for now
+ * (PostgreSQL down, restarting, out of connections; SQLite locked by another process beyond the busy
+ * timeout): the caller may retry, so it is a 503, not the server's bug.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof DatabaseUnavailableError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    // PostgreSQL SQLSTATEs: connection exceptions (08...), too many connections (53300), shutting
+    // down or starting up (57P01-57P03).
+    if (/^08[0-9A-Z]{3}$/.test(code) || code === "53300" || /^57P0[123]$/.test(code)) return true;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return true;
+  }
+  return false;
 }

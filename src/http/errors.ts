@@ -1,8 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { BlobStoreUnavailableError } from "../adapters/blob-store/blob-validation.js";
-import { isNoRowError } from "../db/database.js";
+import { isDatabaseUnavailable, isNoRowError } from "../db/database.js";
 import {
   AppError,
+  databaseUnavailable,
   type ErrorCode,
   errorStatus,
   notFound,
@@ -162,6 +163,10 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       if (error instanceof BlobStoreUnavailableError) {
         request.log.warn({ err: error.message }, "file storage unavailable");
         return sendAppError(reply, storageUnavailable());
+      }
+      if (isDatabaseUnavailable(error)) {
+        request.log.warn({ err: error.message }, "database unavailable");
+        return sendAppError(reply, databaseUnavailable());
       }
       request.log.error({ err: error }, "unhandled error");
       return sendAppError(

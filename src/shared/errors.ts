@@ -63,6 +63,13 @@ export function unprocessable(detail: string): AppError {
 /** Seconds a caller is told to wait (Retry-After) when a dependency did not answer. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
 
+/** 503 with Retry-After: the database did not answer or refused work for now. */
+export function databaseUnavailable(): AppError {
+  return new AppError("SERVICE_UNAVAILABLE", "The database is not reachable right now. Try again shortly.", {
+    "retry-after": String(DEPENDENCY_RETRY_AFTER_SECONDS),
+  });
+}
+
 /** 503 with Retry-After: the file storage did not answer (in time) or refused; nothing was kept. */
 export function storageUnavailable(): AppError {
   return new AppError(
