@@ -152,11 +152,15 @@ export async function renderSession(
       .at(-1);
     return sendPage(reply, 410, SessionExpiredPage({ chrome, card, expiredAt: expiredAt ?? null }));
   }
-  await sessions.open(page.session, {
-    from: request.ip,
-    method: request.method,
-    path: request.url.split("?")[0] ?? "",
-  });
+  // A HEAD (link checkers, download managers) or a speculative prefetch is not the recipient
+  // opening the link: only a real GET records the first open.
+  if (request.method === "GET" && !isPrefetch(request)) {
+    await sessions.open(page.session, {
+      from: request.ip,
+      method: request.method,
+      path: request.url.split("?")[0] ?? "",
+    });
+  }
   request.sessionShown = true;
   const limits = { maxFile: config.MAX_FILE_BYTES, maxChunk: config.MAX_CHUNK_BYTES };
   const cards: FeatureCardView[] = [];
@@ -219,5 +223,13 @@ export async function renderSession(
       features: cards,
       notice,
     }),
+  );
+}
+
+/** A browser's speculative load (`Sec-Purpose: prefetch`, or the older `Purpose`/`X-Moz` headers). */
+function isPrefetch(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return [h["sec-purpose"], h.purpose, h["x-moz"], h["x-purpose"]].some(
+    (v) => typeof v === "string" && /prefetch|preview/i.test(v),
   );
 }

@@ -219,6 +219,21 @@ describe("session content", () => {
     });
   });
 
+  it("does not count a HEAD or a browser's prefetch of the link as an open", async () => {
+    const { c, ana } = await p2Session();
+    const head = await h.t.app.inject({ method: "HEAD", url: ana.base });
+    expect(head.statusCode).toBe(200);
+    const prefetch = await h.t.app.inject({
+      method: "GET",
+      url: ana.base,
+      headers: { "sec-purpose": "prefetch" },
+    });
+    expect(prefetch.statusCode).toBe(200);
+    expect(await events(c.id, "session_opened")).toEqual([]);
+    await open(ana);
+    expect((await events(c.id, "session_opened")).map((e) => e.recipient)).toEqual([ana.id]);
+  });
+
   it("writes AAA-0011 for every call and ABB-0020 when the session is shown", async () => {
     const { c, ana } = await p2Session();
     await open(ana);
