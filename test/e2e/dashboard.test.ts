@@ -147,6 +147,13 @@ describe("dashboard in Chromium", () => {
     });
     expect(list.status).toBe(200);
 
+    // Revoking asks for the name typed back first.
+    await page.getByRole("row", { name: /Website/ }).locator("summary").click();
+    await page.getByLabel("Type Website to confirm").fill("Websit");
+    await page.getByRole("button", { name: "Revoke Website" }).click();
+    await page.getByText("exactly to revoke it. Nothing was revoked.").waitFor();
+    await check(page, "applications-revoke-confirm");
+    await page.getByLabel("Type Website to confirm").fill("Website");
     await page.getByRole("button", { name: "Revoke Website" }).click();
     await page.getByText('Revoked "Website"').waitFor();
     await check(page, "applications");
@@ -233,6 +240,8 @@ describe("dashboard in Chromium", () => {
         (form: HTMLFormElement, id) => form.setAttribute("action", `/dashboard/applications/${id}/revoke`),
         owner.applicationId,
       );
+    await page.locator(`#application-${other.applicationId} summary`).click();
+    await page.getByLabel("Type Test app to confirm").fill("Test app");
     await page.getByRole("button", { name: "Revoke Test app" }).click();
     await page.getByRole("heading", { name: "Not found" }).waitFor();
     await check(page, "not-found");

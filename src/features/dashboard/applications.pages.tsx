@@ -110,6 +110,28 @@ export function applicationsPages(deps: {
       async (request, reply, ctx) => {
         const id = Number((request.params as { id: string }).id);
         if (!Number.isSafeInteger(id)) throw new AppError("RESOURCE_NOT_FOUND", "No such application.");
+        const list = await applications.list(ctx.user.accountId);
+        const target = list.find((a) => a.id === id);
+        if (!target) throw new AppError("RESOURCE_NOT_FOUND", "No such application.");
+        if (!target.active) return kit.redirect(reply, `/dashboard/applications?revoked=${id}`);
+        // Revoking cuts off whatever uses the key: the name typed back confirms the right one.
+        if (formField(request, "confirm_name").trim() !== target.name.trim()) {
+          return kit.render(
+            request,
+            reply,
+            ctx,
+            { ...options, status: 400 },
+            <ApplicationsPage
+              csrfToken={ctx.csrfToken}
+              applications={list}
+              areas={SCOPE_AREAS}
+              confirmError={{
+                id,
+                message: `Type the application's name, ${target.name}, exactly to revoke it. Nothing was revoked.`,
+              }}
+            />,
+          );
+        }
         await applications.revoke(actor(request, ctx), id);
         return kit.redirect(reply, `/dashboard/applications?revoked=${id}`);
       },

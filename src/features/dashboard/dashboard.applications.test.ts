@@ -44,7 +44,12 @@ describe("dashboard applications", () => {
         (await client.get("/dashboard/applications")).body,
       )?.[1];
     expect(id).toBeDefined();
-    const revoked = await client.post(`/dashboard/applications/${id}/revoke`);
+    // Without the name typed back nothing is revoked.
+    const unconfirmed = await client.post(`/dashboard/applications/${id}/revoke`, { confirm_name: "Websit" });
+    expect(unconfirmed.statusCode).toBe(400);
+    expect(unconfirmed.body).toContain("exactly to revoke it. Nothing was revoked.");
+    expect((await h.t.app.inject({ method: "GET", url: "/v1/request/", headers })).statusCode).toBe(200);
+    const revoked = await client.post(`/dashboard/applications/${id}/revoke`, { confirm_name: "Website" });
     expect(revoked.statusCode).toBe(303);
     expect((await client.get(String(revoked.headers.location))).body).toContain(
       "Revoked &quot;Website&quot;",
@@ -72,7 +77,9 @@ describe("dashboard applications", () => {
       await createDashboardUser(h.t, { accountId: h.owner.accountId }),
     );
     await client.get("/dashboard/applications");
-    const res = await client.post(`/dashboard/applications/${h.other.applicationId}/revoke`);
+    const res = await client.post(`/dashboard/applications/${h.other.applicationId}/revoke`, {
+      confirm_name: "Test app",
+    });
     expect(res.statusCode).toBe(404);
     expect(
       (await h.t.app.inject({ method: "GET", url: "/v1/account/", headers: h.other.headers })).statusCode,

@@ -119,7 +119,7 @@ describe("dashboard settings", () => {
     expect(team.body).toContain("colleague@example.com");
     const id = /<tr id="user-(\d+)"><td>colleague@example.com</.exec(team.body)?.[1];
     expect(id).toBeDefined();
-    const removed = await client.post(`/dashboard/settings/team/${id}/remove`);
+    const removed = await client.post(`/dashboard/settings/team/${id}/remove`, { confirm: "remove" });
     expect(removed.statusCode).toBe(303);
     expect((await colleague.get("/dashboard/applications")).statusCode).toBe(303);
   });
@@ -128,7 +128,9 @@ describe("dashboard settings", () => {
     const mine = await signedInClient(h.t, await createDashboardUser(h.t, { accountId: h.owner.accountId }));
     const theirs = await createDashboardUser(h.t, { accountId: h.other.accountId });
     await mine.get("/dashboard/settings/team");
-    expect((await mine.post(`/dashboard/settings/team/${theirs.userId}/remove`)).statusCode).toBe(404);
+    expect(
+      (await mine.post(`/dashboard/settings/team/${theirs.userId}/remove`, { confirm: "remove" })).statusCode,
+    ).toBe(404);
     const team = await mine.get("/dashboard/settings/team");
     expect(team.body).not.toContain(theirs.email);
     // B still signs in.

@@ -34,7 +34,9 @@ describe("dashboard team and settings actions", () => {
     const theirs = await createDashboardUser(h.t, { accountId: h.other.accountId });
     const theirClient = await signedInClient(h.t, theirs);
     await mine.get("/dashboard/settings/team");
-    expect((await mine.post(`/dashboard/settings/team/${theirs.userId}/remove`)).statusCode).toBe(404);
+    expect(
+      (await mine.post(`/dashboard/settings/team/${theirs.userId}/remove`, { confirm: "remove" })).statusCode,
+    ).toBe(404);
     expect(await signedIn(theirClient)).toBe(true);
     expect((await entries(h.owner, "user")).some((e) => e.value.startsWith("User removed"))).toBe(false);
   });
@@ -47,7 +49,9 @@ describe("dashboard team and settings actions", () => {
     expect(invited.statusCode).toBe(201);
     const team = await client.get("/dashboard/settings/team");
     const id = /<tr id="user-(\d+)"><td>new-colleague@example.com</.exec(team.body)?.[1];
-    expect((await client.post(`/dashboard/settings/team/${id}/remove`)).statusCode).toBe(303);
+    expect(
+      (await client.post(`/dashboard/settings/team/${id}/remove`, { confirm: "remove" })).statusCode,
+    ).toBe(303);
     expect((await client.post("/dashboard/sign-out-everywhere")).statusCode).toBe(303);
     const values = (await entries(h.owner, "user")).map((e) => `${e.code} ${e.value}`);
     expect(values).toContain(`ABA-0010 User invited by user:${me.userId}`);

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ValidationError } from "../../shared/errors.js";
+import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { AccountSettings, SettingsActor } from "./account-settings.service.js";
 import { type DashboardKit, formField, type PageContext } from "./dashboard-kit.js";
@@ -226,6 +226,9 @@ export function settingsPages(deps: {
       { operationId: "dashboardRemoveUser", summary: "Remove a user of the account" },
       async (request, reply, ctx) => {
         const id = Number((request.params as { id: string }).id);
+        // Only the confirmation form (opened by "Remove…") removes: a stray post removes nobody.
+        if (formField(request, "confirm") !== "remove")
+          throw new AppError("INVALID_REQUEST", "Confirm the removal from the team page.");
         await users.remove(actor(request, ctx), Number.isSafeInteger(id) ? id : -1);
         return kit.redirect(reply, "/dashboard/settings/team?saved=removed");
       },

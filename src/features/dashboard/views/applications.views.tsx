@@ -116,6 +116,8 @@ export function ApplicationsPage(props: {
   notice?: string;
   error?: string;
   name?: string;
+  /** A revoke refused because the typed name did not match. */
+  confirmError?: { id: number; message: string };
 }): VNode {
   return (
     <>
@@ -167,20 +169,40 @@ export function ApplicationsPage(props: {
                     <td>{when(a.created)}</td>
                     <td>
                       {a.active ? (
-                        <form
-                          method="post"
-                          action={`/dashboard/applications/${a.id}/revoke`}
-                          class="fd-inline"
-                        >
-                          <CsrfField token={props.csrfToken} />
-                          <button
-                            type="submit"
-                            class="fd-button fd-button-danger"
-                            aria-label={`Revoke ${a.name}`}
-                          >
-                            Revoke
-                          </button>
-                        </form>
+                        <details class="fd-confirm" open={props.confirmError?.id === a.id}>
+                          <summary class="fd-button fd-button-danger">
+                            Revoke<span class="fd-visually-hidden"> {a.name}</span>…
+                          </summary>
+                          <form method="post" action={`/dashboard/applications/${a.id}/revoke`}>
+                            <CsrfField token={props.csrfToken} />
+                            <p>
+                              Its key and every token taken with it stop working at once; this cannot be
+                              undone.
+                            </p>
+                            <label for={`confirm-${a.id}`}>
+                              Type <strong>{a.name}</strong> to confirm
+                            </label>
+                            <input
+                              id={`confirm-${a.id}`}
+                              type="text"
+                              name="confirm_name"
+                              autocomplete="off"
+                              required
+                              aria-invalid={props.confirmError?.id === a.id ? "true" : undefined}
+                              aria-describedby={
+                                props.confirmError?.id === a.id ? `confirm-${a.id}-error` : undefined
+                              }
+                            />
+                            {props.confirmError?.id === a.id ? (
+                              <p class="fd-field-error" id={`confirm-${a.id}-error`}>
+                                {props.confirmError.message}
+                              </p>
+                            ) : null}
+                            <button type="submit" class="fd-button fd-button-danger">
+                              Revoke {a.name}
+                            </button>
+                          </form>
+                        </details>
                       ) : null}
                     </td>
                   </tr>

@@ -231,20 +231,19 @@ export function TeamPage(props: {
                   <td>{u.lastSignInAt ? `${u.lastSignInAt.slice(0, 16).replace("T", " ")} UTC` : "never"}</td>
                   <td>
                     {u.id === props.me ? null : (
-                      <form
-                        method="post"
-                        action={`/dashboard/settings/team/${u.id}/remove`}
-                        class="fd-inline"
-                      >
-                        <CsrfField token={props.csrfToken} />
-                        <button
-                          type="submit"
-                          class="fd-button fd-button-danger"
-                          aria-label={`Remove ${u.email}`}
-                        >
-                          Remove
-                        </button>
-                      </form>
+                      <details class="fd-confirm">
+                        <summary class="fd-button fd-button-danger">
+                          Remove<span class="fd-visually-hidden"> {u.email}</span>…
+                        </summary>
+                        <form method="post" action={`/dashboard/settings/team/${u.id}/remove`}>
+                          <CsrfField token={props.csrfToken} />
+                          <input type="hidden" name="confirm" value="remove" />
+                          <p>{u.email} is signed out everywhere and can no longer sign in to this account.</p>
+                          <button type="submit" class="fd-button fd-button-danger">
+                            Remove {u.email}
+                          </button>
+                        </form>
+                      </details>
                     )}
                   </td>
                 </tr>
