@@ -509,6 +509,22 @@ export async function findContainerRow(
     .executeTakeFirst();
 }
 
+/** The shared rows of the account's containers with these ids (absent or foreign ids left out). */
+export async function findContainerRows(
+  ex: Executor,
+  accountId: number,
+  ids: number[],
+): Promise<RequestRow[]> {
+  if (ids.length === 0) return [];
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", ids)
+    .where("kind", "=", "container")
+    .execute();
+}
+
 /** A container's shared row by its public identifier (any account). */
 export async function findContainerRowByIdentifier(
   ex: Executor,
