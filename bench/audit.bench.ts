@@ -65,7 +65,7 @@ const MODELS = ["request", "media", "contact", "requester"];
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 
 /** Inserts `count` chained entries for `accountId` after its current head, in batches. */
-async function seed(database: Database, accountId: number, count: number): Promise<void> {
+export async function seedAuditEntries(database: Database, accountId: number, count: number): Promise<void> {
   const { db } = database;
   const head = await db
     .selectFrom("audit_chain_heads")
@@ -175,7 +175,7 @@ export const auditBench: BenchModule = {
       const accountId = account.id;
 
       const seedStart = performance.now();
-      await seed(database, accountId, ENTRIES);
+      await seedAuditEntries(database, accountId, ENTRIES);
       report(
         `seeded ${ENTRIES.toLocaleString("en")} chained entries (bulk insert, 8 indexes)`,
         (performance.now() - seedStart) / 1000,

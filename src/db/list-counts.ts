@@ -3,7 +3,16 @@ import type { CommandSpec } from "../shared/feature.js";
 import type { Database, Executor } from "./database.js";
 
 /** Lists whose row count per account is kept in `list_counts` (ADR 0070). */
-export type CountedList = "requests" | "requests_sent" | "contacts" | "media";
+export type CountedList =
+  | "requests"
+  | "requests_sent"
+  | "contacts"
+  | "media"
+  | "containers"
+  | "notifications"
+  | "notifications_queued"
+  | "notifications_sent"
+  | "notifications_failed";
 
 /** Where each counted list's rows live: its table and the condition over alias `R`. */
 const DEFINITIONS: Record<CountedList, { table: string; where: string }> = {
@@ -11,6 +20,11 @@ const DEFINITIONS: Record<CountedList, { table: string; where: string }> = {
   requests_sent: { table: "requests", where: "R.kind = 'request' AND R.is_draft = 0" },
   contacts: { table: "contacts", where: "1 = 1" },
   media: { table: "media", where: "1 = 1" },
+  containers: { table: "containers", where: "1 = 1" },
+  notifications: { table: "notifications", where: "1 = 1" },
+  notifications_queued: { table: "notifications", where: "R.status = 'queued'" },
+  notifications_sent: { table: "notifications", where: "R.status = 'sent'" },
+  notifications_failed: { table: "notifications", where: "R.status = 'failed'" },
 };
 
 /** The kept number of rows in `list` of the account (one primary-key read). */
@@ -33,7 +47,10 @@ export async function reconcileListCounts(
   trx: Executor,
   postgres: boolean,
 ): Promise<{ accountId: number; list: string; kept: number; actual: number }[]> {
-  if (postgres) await sql.raw("LOCK TABLE requests, contacts, media IN SHARE MODE").execute(trx);
+  if (postgres)
+    await sql
+      .raw("LOCK TABLE requests, contacts, media, containers, notifications IN SHARE MODE")
+      .execute(trx);
   const actual = new Map<string, number>();
   for (const [list, d] of Object.entries(DEFINITIONS)) {
     const rows = await sql<{

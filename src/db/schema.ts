@@ -5,7 +5,7 @@ import type { Generated } from "kysely";
  * timestamps as fixed-width ISO text (src/shared/time.ts) so both dialects behave the same.
  */
 
-/** Rows per account in each counted list, kept by triggers (migration 0036). */
+/** Rows per account in each counted list, kept by triggers (migrations 0036, 0042). */
 export interface ListCountsTable {
   account_id: number;
   list: string;

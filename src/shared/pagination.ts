@@ -75,3 +75,24 @@ export function paginate<T>(
     results,
   };
 }
+
+/** Where to read one page of ids of a newest-first list: the end to walk from and how far. */
+export interface IdWindow {
+  /** `desc`: from the newest end; `asc`: from the oldest end (reverse the ids read). */
+  order: "asc" | "desc";
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The window of a page of a newest-first list of `total` rows (a kept count, ADR 0070): a page in
+ * the older half is walked from the oldest end, so the last page skips as few rows as the first.
+ */
+export function idWindow(page: { offset: number; limit: number }, total: number): IdWindow {
+  const { offset, limit } = page;
+  const after = total - offset - limit; // rows older than the page
+  if (offset > 0 && after < offset && offset < total) {
+    return { order: "asc", limit: Math.min(limit, total - offset), offset: Math.max(0, after) };
+  }
+  return { order: "desc", limit, offset };
+}

@@ -50,14 +50,30 @@ function scoped(ex: Executor, scope: AuditSearchScope) {
   return q;
 }
 
-/** Entries of the scope, newest (highest seq) first: `limit` rows after skipping `offset`. */
+/**
+ * Entries of the scope, newest (highest seq) first: `limit` rows after skipping `offset`. The
+ * page's seqs come first from the filter's (account_id, column, seq) index, whose entries OFFSET
+ * skips without reading their rows; then the rows of those seqs (two statements).
+ */
 export async function searchEntries(
   ex: Executor,
   scope: AuditSearchScope,
   limit: number,
   offset: number,
 ): Promise<AuditEntryRow[]> {
-  return scoped(ex, scope).selectAll().orderBy("seq", "desc").limit(limit).offset(offset).execute();
+  const seqs = (await pageOfSeqs(ex, scope, limit, offset).execute()).map((r) => r.seq);
+  if (seqs.length === 0) return [];
+  return ex
+    .selectFrom("audit_entries")
+    .selectAll()
+    .where("account_id", "=", scope.accountId)
+    .where("seq", "in", seqs)
+    .orderBy("seq", "desc")
+    .execute();
+}
+
+function pageOfSeqs(ex: Executor, scope: AuditSearchScope, limit: number, offset: number) {
+  return scoped(ex, scope).select("seq").orderBy("seq", "desc").limit(limit).offset(offset);
 }
 
 /** Each exact filter's ordinal column: an entry's position among the account's entries with that value. */
@@ -160,9 +176,9 @@ export function compileSample(ex: Executor, scope: AuditSearchScope, lead: keyof
   return compiledSample(ex, scope, lead, size).compile();
 }
 
-/** The SQL and parameters of the search query (for printing query plans in benchmarks). */
+/** The SQL and parameters of the search's page of seqs (for printing query plans in benchmarks). */
 export function compileSearch(ex: Executor, scope: AuditSearchScope, limit: number, offset: number) {
-  return scoped(ex, scope).selectAll().orderBy("seq", "desc").limit(limit).offset(offset).compile();
+  return pageOfSeqs(ex, scope, limit, offset).compile();
 }
 
 /** Entries of one account in chain order with seq > `afterSeq` (all when undefined), at most `limit`. */

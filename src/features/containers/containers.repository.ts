@@ -1,5 +1,6 @@
 import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import type { Executor } from "../../db/database.js";
+import { keptCount } from "../../db/list-counts.js";
 import type {
   ContainerEmailsTable,
   ContainerMessageRepliesTable,
@@ -8,6 +9,7 @@ import type {
   ContainerRecipientsTable,
   ContainersTable,
 } from "../../db/schema.js";
+import { idWindow } from "../../shared/pagination.js";
 
 /** A container's own row. */
 export type ContainerRow = Selectable<ContainersTable>;
@@ -71,13 +73,63 @@ export async function findContainerById(
   return q.executeTakeFirst();
 }
 
-/** A page of the account's containers, newest first, optionally those with a given recipient. */
-export async function listContainers(
+/**
+ * The ids of one page of the account's containers, newest first, from the (account_id, id) index
+ * alone. `total` (the kept count, or the filtered count) lets a page in the older half be walked
+ * from the oldest end. `recipientId` keeps the container of that recipient.
+ */
+export async function pageOfContainerIds(
   ex: Executor,
   accountId: number,
   filter: { recipientId?: number | undefined },
   window: Window,
-): Promise<{ rows: ContainerRow[]; count: number }> {
+  total: number,
+): Promise<number[]> {
+  const w = idWindow(window, total);
+  const rows = await containersOf(ex, accountId, filter)
+    .select("containers.id")
+    .orderBy("containers.id", w.order)
+    .limit(w.limit)
+    .offset(w.offset)
+    .execute();
+  const ids = rows.map((r) => r.id);
+  return w.order === "asc" ? ids.reverse() : ids;
+}
+
+/** How many containers the account has: its kept count (ADR 0070), one primary-key read. */
+export async function countContainers(ex: Executor, accountId: number): Promise<number> {
+  return keptCount(ex, accountId, "containers");
+}
+
+/** How many of the account's containers have the recipient `recipientId` (0 or 1). */
+export async function countContainersOfRecipient(
+  ex: Executor,
+  accountId: number,
+  recipientId: number,
+): Promise<number> {
+  const row = await containersOf(ex, accountId, { recipientId })
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The account's containers with these ids, newest first (foreign or absent ids left out). */
+export async function findContainersByIds(
+  ex: Executor,
+  accountId: number,
+  ids: number[],
+): Promise<ContainerRow[]> {
+  if (ids.length === 0) return [];
+  return ex
+    .selectFrom("containers")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", ids)
+    .orderBy("id", "desc")
+    .execute();
+}
+
+function containersOf(ex: Executor, accountId: number, filter: { recipientId?: number | undefined }) {
   let base = ex.selectFrom("containers").where("containers.account_id", "=", accountId);
   if (filter.recipientId !== undefined) {
     const recipientId = filter.recipientId;
@@ -91,16 +143,7 @@ export async function listContainers(
       ),
     );
   }
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll("containers")
-      .orderBy("containers.id", "desc")
-      .limit(window.limit)
-      .offset(window.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, count: Number(total.n) };
+  return base;
 }
 
 /** Filters of the owner's container list (dashboard); every one optional. */

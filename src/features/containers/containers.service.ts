@@ -27,10 +27,13 @@ import {
 } from "./containers.context.js";
 import { type ContainerView, presentContainer, presentEmail } from "./containers.presenter.js";
 import {
+  countContainers,
+  countContainersOfRecipient,
+  findContainersByIds,
   findEmail,
   insertContainer,
-  listContainers,
   type OwnerContainerFilter,
+  pageOfContainerIds,
   searchOwnerContainers,
   updateContainer,
   upsertEmail,
@@ -129,19 +132,27 @@ export class ContainersService {
       if (recipientId === undefined) throw ValidationError.field("recipient", "A valid integer is required.");
     }
     const { db } = deps.database;
-    const { rows, count } = await listContainers(
+    // The count is kept per account (ADR 0070); a recipient belongs to one container, so its
+    // filtered count reads at most one row. The page's ids come first, then their rows.
+    const count =
+      recipientId === undefined
+        ? await countContainers(db, auth.accountId)
+        : await countContainersOfRecipient(db, auth.accountId, recipientId);
+    const ids = await pageOfContainerIds(
       db,
       auth.accountId,
       { recipientId },
-      {
-        offset: page.offset,
-        limit: page.pageSize,
-      },
+      { offset: page.offset, limit: page.pageSize },
+      count,
+    );
+    const rows = await findContainersByIds(db, auth.accountId, ids);
+    const shared = new Map(
+      (ids.length ? await deps.records.findContainers(db, auth.accountId, ids) : []).map((r) => [r.id, r]),
     );
     const views: ContainerView[] = [];
     for (const row of rows) {
-      const shared = await deps.records.findContainer(db, auth.accountId, row.id);
-      if (shared) views.push(presentContainer(row, shared));
+      const s = shared.get(row.id);
+      if (s) views.push(presentContainer(row, s));
     }
     return paginate(views, count, page, deps.config.publicBaseUrl, "/v1/module_container/container/", {
       recipient: query.recipient,

@@ -3,7 +3,12 @@ import type { NotificationStatus } from "../../db/schema.js";
 import { notFound, ValidationError } from "../../shared/errors.js";
 import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
-import type { NotificationRow } from "./notifications.repository.js";
+import {
+  countNotifications,
+  findNotificationsByIds,
+  type NotificationRow,
+  pageOfNotificationIds,
+} from "./notifications.repository.js";
 
 /** A notification as GET /v1/notification/ answers it (docs/notifications.md). */
 export interface NotificationRecordView {
@@ -78,22 +83,19 @@ export class NotificationLog {
     if (state !== undefined && !(STATES as readonly string[]).includes(state)) {
       throw ValidationError.field("state", `"${state}" is not a valid choice. Choose ${STATES.join(", ")}.`);
     }
-    const base = () => {
-      let q = this.database.db.selectFrom("notifications").where("account_id", "=", accountId);
-      if (request !== undefined)
-        q = q.where("request_id", "=", request).where("recipient_item_id", "is", null);
-      if (container !== undefined)
-        q = q.where("request_id", "=", container).where("recipient_item_id", "is not", null);
-      if (state !== undefined) q = q.where("status", "=", state as NotificationStatus);
-      return q;
-    };
-    const [rows, counted] = await Promise.all([
-      base().selectAll().orderBy("id", "desc").limit(page.pageSize).offset(page.offset).execute(),
-      base()
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .executeTakeFirstOrThrow(),
-    ]);
-    return { results: rows.map(presentNotificationRecord), count: Number(counted.n) };
+    const filter = { request, container, state: state as NotificationStatus | undefined };
+    const { db } = this.database;
+    // The count first (kept per account, ADR 0070), then the page's ids, then their rows.
+    const count = await countNotifications(db, accountId, filter);
+    const ids = await pageOfNotificationIds(
+      db,
+      accountId,
+      filter,
+      { offset: page.offset, limit: page.pageSize },
+      count,
+    );
+    const rows = await findNotificationsByIds(db, accountId, ids);
+    return { results: rows.map(presentNotificationRecord), count };
   }
 
   /** One notification of the account; 404 for a missing or foreign id. */

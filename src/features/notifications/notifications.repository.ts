@@ -1,7 +1,14 @@
 import type { Insertable, Selectable } from "kysely";
 import type { CapturedMessage } from "../../adapters/mailer/capture-sink.js";
 import type { Executor } from "../../db/database.js";
-import type { AccountSmtpSettingsTable, CapturedMessagesTable, NotificationsTable } from "../../db/schema.js";
+import { keptCount } from "../../db/list-counts.js";
+import type {
+  AccountSmtpSettingsTable,
+  CapturedMessagesTable,
+  NotificationStatus,
+  NotificationsTable,
+} from "../../db/schema.js";
+import { idWindow } from "../../shared/pagination.js";
 
 /** A notification row. */
 export type NotificationRow = Selectable<NotificationsTable>;
@@ -21,6 +28,81 @@ export async function insertNotification(
 /** A notification by id (any account: job handlers only get ids they wrote). */
 export async function findNotification(ex: Executor, id: number): Promise<NotificationRow | undefined> {
   return ex.selectFrom("notifications").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** Filters of the notification list: a request's, a container's, and/or one delivery state. */
+export interface NotificationFilter {
+  request?: number | undefined;
+  container?: number | undefined;
+  state?: NotificationStatus | undefined;
+}
+
+function notificationsOf(ex: Executor, accountId: number, filter: NotificationFilter) {
+  let q = ex.selectFrom("notifications").where("account_id", "=", accountId);
+  if (filter.request !== undefined)
+    q = q.where("request_id", "=", filter.request).where("recipient_item_id", "is", null);
+  if (filter.container !== undefined)
+    q = q.where("request_id", "=", filter.container).where("recipient_item_id", "is not", null);
+  if (filter.state !== undefined) q = q.where("status", "=", filter.state);
+  return q;
+}
+
+/**
+ * How many notifications of the account match `filter`. Unfiltered or by state alone: the kept
+ * count (ADR 0070), one primary-key read. With a request or container: counted on the
+ * (request_id, id) index, bounded by that request's notifications.
+ */
+export async function countNotifications(
+  ex: Executor,
+  accountId: number,
+  filter: NotificationFilter,
+): Promise<number> {
+  if (filter.request === undefined && filter.container === undefined) {
+    return keptCount(ex, accountId, filter.state ? `notifications_${filter.state}` : "notifications");
+  }
+  const row = await notificationsOf(ex, accountId, filter)
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * The ids of one page of the account's notifications matching `filter`, newest first, from one
+ * index range ((account_id, id), (account_id, status, id) or (request_id, id)); `total` lets a page
+ * in the older half be walked from the oldest end.
+ */
+export async function pageOfNotificationIds(
+  ex: Executor,
+  accountId: number,
+  filter: NotificationFilter,
+  page: { offset: number; limit: number },
+  total: number,
+): Promise<number[]> {
+  const w = idWindow(page, total);
+  const rows = await notificationsOf(ex, accountId, filter)
+    .select("id")
+    .orderBy("id", w.order)
+    .limit(w.limit)
+    .offset(w.offset)
+    .execute();
+  const ids = rows.map((r) => r.id);
+  return w.order === "asc" ? ids.reverse() : ids;
+}
+
+/** The account's notifications with these ids, newest first. */
+export async function findNotificationsByIds(
+  ex: Executor,
+  accountId: number,
+  ids: number[],
+): Promise<NotificationRow[]> {
+  if (ids.length === 0) return [];
+  return ex
+    .selectFrom("notifications")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", ids)
+    .orderBy("id", "desc")
+    .execute();
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   deleteContainerRow,
   findContainerRow,
   findContainerRowByIdentifier,
+  findContainerRows,
   findDuePushExpiries,
   findOpenSentRequestOfContact,
   findRequest,
@@ -143,6 +144,11 @@ export class RequestRecords implements ContactUsage, TemplateUsage, MediaTargets
   /** A container's shared row (undefined when absent, foreign or not a container). */
   findContainer(ex: Executor, accountId: number, id: number): Promise<RequestRow | undefined> {
     return findContainerRow(ex, accountId, id);
+  }
+
+  /** The shared rows of the account's containers with these ids (absent or foreign ids left out). */
+  findContainers(ex: Executor, accountId: number, ids: number[]): Promise<RequestRow[]> {
+    return findContainerRows(ex, accountId, ids);
   }
 
   /** A container's shared row by its public identifier. */

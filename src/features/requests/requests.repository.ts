@@ -9,6 +9,7 @@ import type {
   RequestersTable,
   RequestsTable,
 } from "../../db/schema.js";
+import { idWindow } from "../../shared/pagination.js";
 
 /** A request row. */
 export type RequestRow = Selectable<RequestsTable>;
@@ -78,23 +79,18 @@ export async function pageOfRequestIds(
   page: { offset: number; limit: number },
   total: number,
 ): Promise<number[]> {
-  const { offset, limit } = page;
-  const base = ex
+  const w = idWindow(page, total);
+  const rows = await ex
     .selectFrom("requests")
     .select("id")
     .where("account_id", "=", accountId)
-    .where("kind", "=", "request");
-  const after = total - offset - limit; // rows older than the page
-  if (offset > 0 && after < offset && offset < total) {
-    const rows = await base
-      .orderBy("id", "asc")
-      .limit(Math.min(limit, total - offset))
-      .offset(Math.max(0, after))
-      .execute();
-    return rows.map((r) => r.id).reverse();
-  }
-  const rows = await base.orderBy("id", "desc").limit(limit).offset(offset).execute();
-  return rows.map((r) => r.id);
+    .where("kind", "=", "request")
+    .orderBy("id", w.order)
+    .limit(w.limit)
+    .offset(w.offset)
+    .execute();
+  const ids = rows.map((r) => r.id);
+  return w.order === "asc" ? ids.reverse() : ids;
 }
 
 /** Filters of the owner's request list (dashboard); every one optional. */
@@ -507,6 +503,22 @@ export async function findContainerRow(
     .where("id", "=", id)
     .where("kind", "=", "container")
     .executeTakeFirst();
+}
+
+/** The shared rows of the account's containers with these ids (absent or foreign ids left out). */
+export async function findContainerRows(
+  ex: Executor,
+  accountId: number,
+  ids: number[],
+): Promise<RequestRow[]> {
+  if (ids.length === 0) return [];
+  return ex
+    .selectFrom("requests")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", ids)
+    .where("kind", "=", "container")
+    .execute();
 }
 
 /** A container's shared row by its public identifier (any account). */
