@@ -148,7 +148,10 @@ describe("dashboard in Chromium", () => {
     expect(list.status).toBe(200);
 
     // Revoking asks for the name typed back first.
-    await page.getByRole("row", { name: /Website/ }).locator("summary").click();
+    await page
+      .getByRole("row", { name: /Website/ })
+      .locator("summary")
+      .click();
     await page.getByLabel("Type Website to confirm").fill("Websit");
     await page.getByRole("button", { name: "Revoke Website" }).click();
     await page.getByText("exactly to revoke it. Nothing was revoked.").waitFor();
