@@ -130,6 +130,13 @@ export interface Disclosure {
   text: string;
 }
 
+/** A file a step page shows (its document), read-only, served to the recipient by the session. */
+export interface StepAsset {
+  /** The Content-Type it is served with. */
+  type: string;
+  body: Buffer;
+}
+
 /** How a kind appears on the recipient's session page and step page. */
 export interface SessionStep<P = Record<string, unknown>> {
   /** One line under the card's title (the kind's status in words). */
@@ -150,6 +157,14 @@ export interface SessionStep<P = Record<string, unknown>> {
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
    */
   returned?(ctx: StepContext<P>, services: StepServices): Promise<void>;
+  /**
+   * A file of the step page, `name` as in `<stepBase>files/<name>` (GET and HEAD, `no-store`): the
+   * session checked the link, the code step and that the step waits for nothing; the kind checks
+   * who may see it and answers undefined otherwise (404). Read-only: it changes nothing.
+   */
+  asset?(ctx: StepContext<P>, name: string, services: StepServices): Promise<StepAsset | undefined>;
+  /** True when the step page shows the signing view: it is sent with the signing page's CSP. */
+  signingPage?(ctx: StepContext<P>): boolean;
 }
 
 /** The descriptor of one enrichment kind. */
