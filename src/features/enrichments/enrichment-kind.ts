@@ -12,6 +12,7 @@ import type {
   ProviderFactory,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
+import type { JobHandler } from "../../jobs/job.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 
@@ -37,6 +38,14 @@ export interface EnrichmentView<P = Record<string, unknown>> {
   completedAt: string | null;
   created: string;
   updated: string;
+}
+
+/** Media objects as kinds see them: the media feature's storage (blob store, key ring, audit). */
+export interface KindMedia {
+  /** The bytes of the account's media object `mediaId` (NotFound if it is not the account's). */
+  read(accountId: number, mediaId: number): Promise<Buffer>;
+  /** Stores bytes as a new media object of the feature (encrypted at rest like every blob); returns its id. */
+  store(feature: EnrichmentView, file: { name: string; contentType: string; bytes: Buffer }): Promise<number>;
 }
 
 /** What `readPayload` may consult. */
@@ -84,6 +93,8 @@ export interface StepSession {
 export interface StepServices {
   /** The current time as stored text (the engine's clock). */
   now(): string;
+  /** Media objects: read the account's, store the feature's own. */
+  readonly media: KindMedia;
   /** Sets the kind's status; a final status completes the feature (callback, container settled). */
   setStatus(status: string, opts?: { result?: Record<string, unknown>; auditValue?: string }): Promise<void>;
   /**
@@ -212,6 +223,8 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
   routes?(api: KindApi): RouteModule;
   /** Sandbox helpers acting as the recipient (404 on live deployments), given the engine's kind API. */
   sandboxRoutes?(api: KindApi): RouteModule;
+  /** Jobs the kind defines (run by the worker), given the engine's kind API (media included). */
+  jobs?(api: KindApi): JobHandler[];
 }
 
 /** What a kind's own routes may ask of the engine. */
@@ -219,6 +232,8 @@ export interface KindApi {
   readonly config: Config;
   /** The current time as stored text (the engine's clock). */
   now(): string;
+  /** Media objects: read the account's, store a feature's own. */
+  readonly media: KindMedia;
   /** The kind's named object schema (what `present` answers), for the kind's own routes. */
   readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */

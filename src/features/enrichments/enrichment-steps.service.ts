@@ -163,6 +163,7 @@ export class EnrichmentSteps {
     };
     const services: StepServices = {
       now: () => engine.now(),
+      media: engine.media,
       setStatus: async (status, opts) => {
         await db.transaction().execute(async (trx) => {
           const row = await engine.deps.features.find(trx, input.row.account_id, input.row.id, kind.name);
