@@ -154,8 +154,8 @@ export interface SessionStep<P = Record<string, unknown>> {
   summary(view: EnrichmentView<P>, i18n: Translator): string;
   /** The label of the card's button to the step page while the step is open. */
   actionLabel(view: EnrichmentView<P>, i18n: Translator): string;
-  /** The step page's body (escaped by Preact). */
-  render(ctx: StepContext<P>): VNode;
+  /** The step page's body (escaped by Preact); `services` to read what it shows (its document). */
+  render(ctx: StepContext<P>, services: StepServices): VNode | Promise<VNode>;
   /** A form post of the step page (CSRF checked, step open and unlocked before it is called). */
   act(ctx: StepContext<P>, form: Record<string, string>, services: StepServices): Promise<StepActResult>;
   /**

@@ -108,7 +108,8 @@ export class EnrichmentSteps {
 
   /** The step page's body, by the kind. */
   async render(input: StepInput): Promise<VNode> {
-    return this.kindOf(input.row).session.render(await this.context(input));
+    const kind = this.kindOf(input.row);
+    return kind.session.render(await this.context(input), this.services(input, kind).services);
   }
 
   /**

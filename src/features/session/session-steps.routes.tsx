@@ -223,7 +223,8 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         summary: "A form post of a step (by its kind): 303 onwards, or the step page with why it was refused",
         consumes: ["application/x-www-form-urlencoded"],
         params: StepParams,
-        body: Type.Record(Type.String(), Type.String({ maxLength: 20_000 })),
+        // A signing form's `values` carries its signature images (the kind caps each of them).
+        body: Type.Record(Type.String(), Type.String({ maxLength: 1_000_000 })),
         response: {
           303: Type.Null({
             description:

@@ -115,7 +115,8 @@ export function sessionRoutes(deps: {
         formActions: request.stepFormActions,
       };
       // A step page showing the signing view: its PDF viewer and signature pad need a little more.
-      if (request.stepSigningPage) applySigningPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
+      if (request.stepSigningPage)
+        applySigningPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       else applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       const page = request.sessionPage;
       if (page) {
