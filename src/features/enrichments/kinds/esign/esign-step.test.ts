@@ -46,7 +46,7 @@ async function opened(extra: Json = {}) {
   return { ...s, tokens, adaPage: ada, bobPage: bob, path };
 }
 
-const unescape = (html: string) =>
+const textOf = (html: string) =>
   html
     .replace(/&#x27;|&#39;/g, "'")
     .replace(/&quot;/g, '"')
@@ -290,7 +290,7 @@ describe("the esign step page", () => {
     for (const [what, values, message] of cases) {
       const res = await adaPage.post(`${path}act`, { values });
       expect(res.statusCode, what).toBe(400);
-      expect(unescape(res.body), what).toContain(message);
+      expect(textOf(res.body), what).toContain(message);
       expect(res.body, what).toContain('id="step-error"');
       // The page again: the signing view, ready for another try.
       expect(res.body, what).toContain('id="fy-signing-data"');
@@ -312,7 +312,7 @@ describe("the esign step page", () => {
     await bobPage.get(""); // the session page: its CSRF token
     const waiting = await bobPage.get(path);
     expect(waiting.body).toContain('id="esign-waiting"');
-    expect(unescape(waiting.body)).toContain("Waiting for the signer before you (buyer) to sign.");
+    expect(textOf(waiting.body)).toContain("Waiting for the signer before you (buyer) to sign.");
     const early = await bobPage.post(`${path}act`, { action: "consent" });
     expect(early.statusCode).toBe(409);
     expect(early.body).toContain("It is not your turn to sign");
@@ -351,17 +351,17 @@ describe("the esign step page", () => {
       await adaPage.get(`${path}?lang=${locale}`); // the language cookie, then the page
       await bobPage.get(`${path}?lang=${locale}`);
       const consent = await adaPage.get(path);
-      const html = unescape(consent.body);
+      const html = textOf(consent.body);
       expect(html, locale).toContain(catalogue["esign.consentHeading"]);
       expect(html, locale).toContain(catalogue["esign.consentText"]);
       expect(html, locale).toContain(catalogue["esign.consentAgree"]);
-      const waiting = unescape((await bobPage.get(path)).body);
+      const waiting = textOf((await bobPage.get(path)).body);
       expect(waiting, locale).toContain(catalogue["esign.waitingTitle"]);
       await adaPage.post(`${path}act`, { action: "consent" });
-      const signing = unescape((await adaPage.get(path)).body);
+      const signing = textOf((await adaPage.get(path)).body);
       expect(signing, locale).toContain(catalogue["signing.heading"]);
       expect(signing, locale).toContain(catalogue["signing.declineSummary"]);
-      const refused = unescape((await adaPage.post(`${path}act`, { reason: " " })).body);
+      const refused = textOf((await adaPage.post(`${path}act`, { reason: " " })).body);
       expect(refused, locale).toContain(catalogue["esign.error.reason"]);
       const ledger = await t.ferry.database.db
         .selectFrom("consents")
