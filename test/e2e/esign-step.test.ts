@@ -107,16 +107,17 @@ describe("the esign step in Chromium", () => {
     await shot(a.page, "consent-desktop");
     await a.page.getByRole("button", { name: "I agree" }).click();
     await a.page.locator(firstPage).waitFor();
+    await shot(a.page, "signing-desktop");
     await a.page.getByRole("textbox", { name: "Text (required)" }).fill("Ada Lovelace");
     await a.page.getByRole("checkbox", { name: "Checkbox (required)" }).check();
     await a.page.getByRole("textbox", { name: "Text", exact: true }).fill("Paid in full.");
-    await shot(a.page, "signing-desktop");
     await a.page.getByRole("button", { name: "Signature (required)" }).click();
     const dialog = a.page.getByRole("dialog", { name: "Adopt your signature" });
     await dialog.waitFor();
     await expect(a.page.getByLabel("Your full name").inputValue()).resolves.toBe("Ada Lovelace");
     await dialog.getByRole("button", { name: "Adopt and sign" }).click();
     await a.page.locator(".fy-signing-signature img").waitFor();
+    await shot(a.page, "signed-field-desktop");
     const finish = a.page.getByRole("button", { name: "Finish" });
     await expect(finish.isDisabled()).resolves.toBe(false);
     expect(await axeViolations(a.page)).toEqual([]);
@@ -147,6 +148,7 @@ describe("the esign step in Chromium", () => {
     await shot(b.page, "drawn-phone");
     await pad.getByRole("button", { name: "Adopt and sign" }).click();
     await b.page.locator(".fy-signing-signature img").waitFor();
+    await shot(b.page, "signed-field-phone");
     expect(await overflow(b.page, 390)).toBeLessThanOrEqual(0);
     await Promise.all([b.page.waitForURL(bobUrl), b.page.getByRole("button", { name: "Finish" }).click()]);
     await b.page.locator("#esign-done").waitFor();
