@@ -20,7 +20,7 @@ import {
   makeAgreementPdf,
   pngDataUrl,
 } from "../../../../../test/helpers/esign.js";
-import { PageBrowser } from "../../../../../test/helpers/page-browser.js";
+import { capturedCode, PageBrowser } from "../../../../../test/helpers/page-browser.js";
 import { CATALOGUES, SUPPORTED_LOCALES } from "../../../../shared/i18n/i18n.js";
 
 let t: TestApp;
@@ -157,6 +157,30 @@ describe("the esign step page", () => {
     const cy = new PageBrowser(t, sessionOf(tokens, stranger).base);
     expect((await cy.get(path)).body).toContain('id="esign-stranger"');
     expect((await cy.get(file)).statusCode).toBe(404);
+  });
+
+  it("serves the document only past the container's code step", async () => {
+    const s = await agreementStep(call);
+    const to = "+15555553100";
+    expectJson(
+      await call("POST", `/v1/module_container/container/${s.c.id}/auth_code/`, { send_as: "sms", to }),
+      201,
+    );
+    const tokens = await sendContainer(call, s.c.id);
+    const link = sessionOf(tokens, s.ada).base;
+    const path = `steps/${s.step.id}/`;
+    const ada = new PageBrowser(t, link);
+    await ada.get("");
+    await ada.post("tfa/send", {});
+    expect((await ada.post("tfa/verify", { code: await capturedCode(t, owner, to) })).statusCode).toBe(303);
+    await ada.get(path);
+    await ada.post(`${path}act`, { action: "consent" });
+    expect((await ada.get(`${path}files/document.pdf`)).statusCode).toBe(200);
+    // The same link in a browser that has not passed the code step.
+    const other = new PageBrowser(t, link);
+    expect((await other.get(`${path}files/document.pdf`)).statusCode).toBe(404);
+    const head = await t.app.inject({ method: "HEAD", url: `${link}${path}files/document.pdf` });
+    expect(head.statusCode).toBe(404);
   });
 
   it("serves nothing while the step waits for an earlier step", async () => {
