@@ -10,6 +10,7 @@
 import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
 import { Type } from "typebox";
+import { displayedSize } from "../../../../pdf/index.js";
 import { AppError, unprocessable, ValidationError } from "../../../../shared/errors.js";
 import { en, type MessageKey } from "../../../../shared/i18n/catalogues/en.js";
 import type { Translator } from "../../../../shared/i18n/i18n.js";
@@ -123,11 +124,14 @@ function stageOf(view: EnrichmentView<EsignPayload>, recipientId: number): Stage
   return { kind: "sign", me };
 }
 
-/** The page sizes of a PDF (points, as a viewer shows the page), or undefined when it does not load. */
+/**
+ * The page sizes of a PDF as a viewer shows them (the engine's: CropBox, after /Rotate), or
+ * undefined when it does not load.
+ */
 async function pageSizes(bytes: Buffer): Promise<{ width: number; height: number }[] | undefined> {
   try {
     const pdf = await PDF.load(new Uint8Array(bytes));
-    return pdf.getPages().map((page) => ({ width: page.width, height: page.height }));
+    return pdf.getPages().map((page) => displayedSize(page));
   } catch {
     return undefined;
   }
