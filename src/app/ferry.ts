@@ -364,6 +364,7 @@ export async function createFerry(
     jobs,
     logger: logger.child({ component: "enrichments" }),
     containers: containers.service,
+    files: media.service.files,
     ...(overrides.enrichmentKinds ? { kinds: overrides.enrichmentKinds } : {}),
   });
 

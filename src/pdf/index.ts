@@ -6,6 +6,7 @@
 export { createPdfEngine, type PdfEngine, type PdfEngineOptions } from "./engine.js";
 export { PdfError, type PdfErrorReason } from "./errors.js";
 export { MIN_FIELD_SIDE, validateFields } from "./fields.js";
+export { displayedSize } from "./inspect.js";
 export { certificateFingerprint, type SigningIdentityOptions } from "./signing-identity.js";
 export { MAX_PNG_BYTES, MAX_TEXT_VALUE } from "./stamp.js";
 export * from "./types.js";

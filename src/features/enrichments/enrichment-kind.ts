@@ -12,6 +12,7 @@ import type {
   ProviderFactory,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
+import type { JobHandler } from "../../jobs/job.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 
@@ -37,6 +38,14 @@ export interface EnrichmentView<P = Record<string, unknown>> {
   completedAt: string | null;
   created: string;
   updated: string;
+}
+
+/** Media objects as kinds see them: the media feature's storage (blob store, key ring, audit). */
+export interface KindMedia {
+  /** The bytes of the account's media object `mediaId` (NotFound if it is not the account's). */
+  read(accountId: number, mediaId: number): Promise<Buffer>;
+  /** Stores bytes as a new media object of the feature (encrypted at rest like every blob); returns its id. */
+  store(feature: EnrichmentView, file: { name: string; contentType: string; bytes: Buffer }): Promise<number>;
 }
 
 /** What `readPayload` may consult. */
@@ -84,6 +93,8 @@ export interface StepSession {
 export interface StepServices {
   /** The current time as stored text (the engine's clock). */
   now(): string;
+  /** Media objects: read the account's, store the feature's own. */
+  readonly media: KindMedia;
   /** Sets the kind's status; a final status completes the feature (callback, container settled). */
   setStatus(status: string, opts?: { result?: Record<string, unknown>; auditValue?: string }): Promise<void>;
   /**
@@ -130,14 +141,21 @@ export interface Disclosure {
   text: string;
 }
 
+/** A file a step page shows (its document), read-only, served to the recipient by the session. */
+export interface StepAsset {
+  /** The Content-Type it is served with. */
+  type: string;
+  body: Buffer;
+}
+
 /** How a kind appears on the recipient's session page and step page. */
 export interface SessionStep<P = Record<string, unknown>> {
   /** One line under the card's title (the kind's status in words). */
   summary(view: EnrichmentView<P>, i18n: Translator): string;
   /** The label of the card's button to the step page while the step is open. */
   actionLabel(view: EnrichmentView<P>, i18n: Translator): string;
-  /** The step page's body (escaped by Preact). */
-  render(ctx: StepContext<P>): VNode;
+  /** The step page's body (escaped by Preact); `services` to read what it shows (its document). */
+  render(ctx: StepContext<P>, services: StepServices): VNode | Promise<VNode>;
   /** A form post of the step page (CSRF checked, step open and unlocked before it is called). */
   act(ctx: StepContext<P>, form: Record<string, string>, services: StepServices): Promise<StepActResult>;
   /**
@@ -150,6 +168,14 @@ export interface SessionStep<P = Record<string, unknown>> {
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
    */
   returned?(ctx: StepContext<P>, services: StepServices): Promise<void>;
+  /**
+   * A file of the step page, `name` as in `<stepBase>files/<name>` (GET and HEAD, `no-store`): the
+   * session checked the link, the code step and that the step waits for nothing; the kind checks
+   * who may see it and answers undefined otherwise (404). Read-only: it changes nothing.
+   */
+  asset?(ctx: StepContext<P>, name: string, services: StepServices): Promise<StepAsset | undefined>;
+  /** True when the step page shows the signing view: it is sent with the signing page's CSP. */
+  signingPage?(ctx: StepContext<P>): boolean;
 }
 
 /** The descriptor of one enrichment kind. */
@@ -197,6 +223,8 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
   routes?(api: KindApi): RouteModule;
   /** Sandbox helpers acting as the recipient (404 on live deployments), given the engine's kind API. */
   sandboxRoutes?(api: KindApi): RouteModule;
+  /** Jobs the kind defines (run by the worker), given the engine's kind API (media included). */
+  jobs?(api: KindApi): JobHandler[];
 }
 
 /** What a kind's own routes may ask of the engine. */
@@ -204,6 +232,8 @@ export interface KindApi {
   readonly config: Config;
   /** The current time as stored text (the engine's clock). */
   now(): string;
+  /** Media objects: read the account's, store a feature's own. */
+  readonly media: KindMedia;
   /** The kind's named object schema (what `present` answers), for the kind's own routes. */
   readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */

@@ -13,6 +13,7 @@ import type {
   Disclosure,
   EnrichmentKind,
   StepActResult,
+  StepAsset,
   StepContext,
   StepServices,
   StepSession,
@@ -107,7 +108,8 @@ export class EnrichmentSteps {
 
   /** The step page's body, by the kind. */
   async render(input: StepInput): Promise<VNode> {
-    return this.kindOf(input.row).session.render(await this.context(input));
+    const kind = this.kindOf(input.row);
+    return kind.session.render(await this.context(input), this.services(input, kind).services);
   }
 
   /**
@@ -124,6 +126,21 @@ export class EnrichmentSteps {
     const { services, cookie } = this.services(input, kind);
     const result = await kind.session.act(ctx, form, services);
     return { result, cookie: cookie() };
+  }
+
+  /** A file of the step page by its kind (undefined: none, or not for this recipient). */
+  async asset(input: StepInput, name: string): Promise<StepAsset | undefined> {
+    const kind = this.kindOf(input.row);
+    if (!kind.session.asset) return undefined;
+    const ctx = await this.context(input);
+    return kind.session.asset(ctx, name, this.services(input, kind).services);
+  }
+
+  /** True when the kind shows the signing view on this step page (its CSP then allows the viewer). */
+  async signingPage(input: StepInput): Promise<boolean> {
+    const kind = this.kindOf(input.row);
+    if (!kind.session.signingPage) return false;
+    return kind.session.signingPage(await this.context(input));
   }
 
   /** After a verified return: the kind records it (externalurl completes). */
@@ -147,6 +164,7 @@ export class EnrichmentSteps {
     };
     const services: StepServices = {
       now: () => engine.now(),
+      media: engine.media,
       setStatus: async (status, opts) => {
         await db.transaction().execute(async (trx) => {
           const row = await engine.deps.features.find(trx, input.row.account_id, input.row.id, kind.name);

@@ -16,11 +16,12 @@ import { toTimestamp } from "../../shared/time.js";
 import { requireObjectBody } from "../../shared/validation.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import type { ActionSource, Containers, FeatureExtensions, FeatureRow } from "../containers/index.js";
+import type { FeatureFilesService } from "../media/index.js";
 import { openSecret, sealSecret } from "../notifications/index.js";
 import { containerConsents } from "./consents.service.js";
 import { refuseWaiting } from "./enrichment-errors.js";
 import { ProviderCancelJob } from "./enrichment-jobs.js";
-import type { EnrichmentKind, EnrichmentView, KindApi } from "./enrichment-kind.js";
+import type { EnrichmentKind, EnrichmentView, KindApi, KindMedia } from "./enrichment-kind.js";
 import {
   connectionForKind,
   type EnrichmentRow,
@@ -45,6 +46,8 @@ export interface EnrichmentDeps {
   lifecycle: Pick<Containers["lifecycle"], "completeFeature" | "featureChanged">;
   kinds: readonly EnrichmentKind[];
   jobs: JobQueue;
+  /** The media feature's whole-file reads and stores (encrypted like every upload). */
+  files: Pick<FeatureFilesService, "read" | "store">;
 }
 
 /** Who changes a step's status: the owner (API key), the sandbox acting as the recipient, or the recipient. */
@@ -346,11 +349,22 @@ export class EnrichmentsService implements FeatureExtensions {
     return own.kind;
   }
 
-  /** The KindApi a kind's own routes use. */
+  /** Media objects for kinds: the account's read whole, new ones stored as the feature's files. */
+  readonly media: KindMedia = {
+    read: (accountId, mediaId) => this.deps.files.read(accountId, mediaId),
+    store: (feature, file) =>
+      this.deps.files.store(
+        { accountId: feature.accountId, containerId: feature.containerId, featureId: feature.id },
+        file,
+      ),
+  };
+
+  /** The KindApi a kind's own routes and jobs use. */
   kindApi(kind: EnrichmentKind): KindApi {
     return {
       config: this.deps.config,
       now: () => this.now(),
+      media: this.media,
       schema: kindSchemas(kind).object,
       get: async (accountId, rawId) => {
         const { db } = this.deps.database;

@@ -13,6 +13,7 @@ import type { Clock } from "../../shared/clock.js";
 import type { Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
 import type { Containers } from "../containers/index.js";
+import type { FeatureFilesService } from "../media/index.js";
 import { consentRoutes } from "./consents.routes.js";
 import {
   EnrichmentPurgeJob,
@@ -30,7 +31,7 @@ import { ProviderWebhooks } from "./provider-webhooks.service.js";
 import { providerConnectionRoutes, providerWebhookRoutes } from "./providers.routes.js";
 
 export { presentConsent } from "./consents.service.js";
-export type { EnrichmentKind, EnrichmentView } from "./enrichment-kind.js";
+export type { EnrichmentKind, EnrichmentView, KindMedia } from "./enrichment-kind.js";
 export type { StepCard, StepCookie, StepInput } from "./enrichment-steps.service.js";
 export { EnrichmentSteps } from "./enrichment-steps.service.js";
 export { EnrichmentsService } from "./enrichments.service.js";
@@ -56,6 +57,8 @@ export function createEnrichmentsFeature(deps: {
   jobs: JobQueue;
   logger: Logger;
   containers: Containers;
+  /** The media feature's whole-file reads and stores (`media.files`). */
+  files: Pick<FeatureFilesService, "read" | "store">;
   /** The kinds to serve (tests add a test kind); default: every registered kind. */
   kinds?: readonly EnrichmentKind[];
 }): Feature<Enrichments> {
@@ -70,11 +73,13 @@ export function createEnrichmentsFeature(deps: {
     lifecycle: deps.containers.lifecycle,
     kinds: deps.kinds ?? ENRICHMENT_KINDS,
     jobs: deps.jobs,
+    files: deps.files,
   });
   deps.containers.extensions.set(engine);
   const connections = new ProviderConnections(engine);
   const webhooks = new ProviderWebhooks(engine, connections, deps.jobs, deps.logger);
   const steps = new EnrichmentSteps(engine, connections);
+  const kindJobs = engine.deps.kinds.flatMap((kind) => kind.jobs?.(engine.kindApi(kind)) ?? []);
   return {
     service: { engine, steps, connections, webhooks },
     routes: [
@@ -88,6 +93,7 @@ export function createEnrichmentsFeature(deps: {
       handleJob(ProviderCancelJob, (payload) => webhooks.cancel(payload)),
       handleJob(ProviderReconcileJob, (_payload, job) => webhooks.runRecurring(ProviderReconcileJob, job.id)),
       handleJob(EnrichmentPurgeJob, (_payload, job) => webhooks.runRecurring(EnrichmentPurgeJob, job.id)),
+      ...kindJobs,
     ],
     scheduleRecurringJobs: () => webhooks.ensureScheduled(),
   };

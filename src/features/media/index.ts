@@ -25,6 +25,7 @@ import { mediaRoutes } from "./media.routes.js";
 import { MediaService } from "./media.service.js";
 import { DigestCache } from "./media-digest-cache.js";
 
+export type { FeatureFile, FeatureFilesService, FeatureFileTarget } from "./feature-files.service.js";
 export { rawChunkParts, registerRawBodyParser } from "./media.body.js";
 export { mediaCommands } from "./media.commands.js";
 export { blobStoreOptionsFromConfig, type CallMeta, type UploadPart } from "./media.context.js";

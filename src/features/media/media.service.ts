@@ -10,6 +10,7 @@ import { parseId } from "../../shared/ids.js";
 import type { PageRequest } from "../../shared/pagination.js";
 import { AuditCode } from "../audit/index.js";
 import { type Download, type DownloadOptions, MediaDownloadService } from "./download-media.service.js";
+import { FeatureFilesService } from "./feature-files.service.js";
 import { type CallMeta, enqueueBlobDeletion, type MediaDeps, type UploadPart } from "./media.context.js";
 import { type MediaView, presentMedia } from "./media.presenter.js";
 import {
@@ -43,8 +44,11 @@ export class MediaService {
   readonly uploads: MediaUploadService;
   readonly downloads: MediaDownloadService;
   readonly storage: MediaStorageService;
+  /** Whole-file reads and stores for other features (the PDF engine's documents, sealed copies). */
+  readonly files: FeatureFilesService;
 
   constructor(private readonly deps: MediaDeps) {
+    this.files = new FeatureFilesService(deps);
     this.uploads = new MediaUploadService(deps);
     this.downloads = new MediaDownloadService(deps);
     this.storage = new MediaStorageService(deps);

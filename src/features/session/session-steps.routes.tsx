@@ -17,11 +17,18 @@ import type { SessionPage, SessionPages } from "./session.context.js";
 
 const tags = ["session"];
 const StepParams = Type.Object({ token: Type.String(), featureId: Type.Integer({ minimum: 1 }) });
+const AssetParams = Type.Object({
+  token: Type.String(),
+  featureId: Type.Integer({ minimum: 1 }),
+  name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$" }),
+});
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Origins the page's forms may lead to (a step whose act redirects away), for its CSP. */
     stepFormActions: string[] | undefined;
+    /** The step page shows the signing view: it is sent with the signing page's CSP. */
+    stepSigningPage: boolean;
   }
 }
 
@@ -129,7 +136,10 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         })
       : undefined;
     const body = locked || feature.state === "expired" ? undefined : await steps.render(input);
-    if (!locked) request.stepFormActions = await steps.formActionOrigins(feature.row);
+    if (!locked) {
+      request.stepFormActions = await steps.formActionOrigins(feature.row);
+      request.stepSigningPage = feature.state === "pending" && (await steps.signingPage(input));
+    }
     request.sessionShown = true;
     return sendPage(
       reply,
@@ -166,6 +176,43 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
     },
   );
 
+  app.get(
+    "/s/:token/steps/:featureId/files/:name",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "getSessionStepFile",
+        tags,
+        summary:
+          "A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed",
+        params: AssetParams,
+        response: {
+          200: {
+            description: "The file, as its kind serves it (the document to sign is a PDF).",
+            content: { "application/pdf": { schema: Type.String({ format: "binary" }) } },
+          },
+          404: htmlResponse("Unknown link, step or file, a step that waits, or not for this recipient."),
+        },
+      },
+    },
+    async (request, reply) => {
+      const page = await kit.load(request, reply, request.params.token);
+      if (!page) return reply;
+      // Before the code step, and while the step waits for others, there is nothing to see.
+      if (!kit.unlocked(request, page)) return kit.notFoundPage(reply);
+      const feature = await stepOf(page, request.params.featureId);
+      if (!feature || feature.waitsFor.length) return kit.notFoundPage(reply);
+      const asset = await steps.asset(await inputOf(request, reply, page, feature.row), request.params.name);
+      if (!asset) return kit.notFoundPage(reply);
+      return reply
+        .code(200)
+        .type(asset.type)
+        .header("content-length", String(asset.body.length))
+        .header("content-disposition", "inline")
+        .send(asset.body as unknown as string); // bytes: the schema's "binary" string
+    },
+  );
+
   app.post(
     "/s/:token/steps/:featureId/act",
     {
@@ -176,7 +223,8 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         summary: "A form post of a step (by its kind): 303 onwards, or the step page with why it was refused",
         consumes: ["application/x-www-form-urlencoded"],
         params: StepParams,
-        body: Type.Record(Type.String(), Type.String({ maxLength: 20_000 })),
+        // A signing form's `values` carries its signature images (the kind caps each of them).
+        body: Type.Record(Type.String(), Type.String({ maxLength: 1_000_000 })),
         response: {
           303: Type.Null({
             description:

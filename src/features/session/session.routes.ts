@@ -4,7 +4,12 @@ import type { RateLimiter } from "../../http/rate-limit.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
 import type { RouteModule, Router } from "../../shared/feature.js";
 import { pageLocale } from "../../web/i18n.js";
-import { applyBrandedPageHeaders, applyRecipientHeaders, pageAssets } from "../../web/security-headers.js";
+import {
+  applyBrandedPageHeaders,
+  applyRecipientHeaders,
+  applySigningPageHeaders,
+  pageAssets,
+} from "../../web/security-headers.js";
 import { tooManyRequestsPage } from "../../web/too-many-requests.js";
 import type { EnrichmentSteps } from "../enrichments/index.js";
 import type { MediaService } from "../media/index.js";
@@ -79,6 +84,7 @@ export function sessionRoutes(deps: {
     app.decorateRequest("sessionPage", undefined);
     app.decorateRequest("sessionShown", false);
     app.decorateRequest("stepFormActions", undefined);
+    app.decorateRequest("stepSigningPage", false);
 
     app.addHook("onRequest", async (request, reply) => {
       try {
@@ -108,7 +114,10 @@ export function sessionRoutes(deps: {
         ...pageAssets(request, base, config.publicBaseUrl),
         formActions: request.stepFormActions,
       };
-      applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
+      // A step page showing the signing view: its PDF viewer and signature pad need a little more.
+      if (request.stepSigningPage)
+        applySigningPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
+      else applyBrandedPageHeaders(reply, isHttps(request, config.publicBaseUrl), assets);
       const page = request.sessionPage;
       if (page) {
         try {

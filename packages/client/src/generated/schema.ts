@@ -564,6 +564,10 @@ export interface paths {
     /** An enrichment step of the session, shown by its kind (locked steps say what they wait for) */
     get: operations["getSessionStep"];
   };
+  "/s/{token}/steps/{featureId}/files/{name}": {
+    /** A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed */
+    get: operations["getSessionStepFile"];
+  };
   "/s/{token}/steps/{featureId}/act": {
     /** A form post of a step (by its kind): 303 onwards, or the step page with why it was refused */
     post: operations["actOnSessionStep"];
@@ -10968,6 +10972,30 @@ export interface operations {
         };
       };
       /** @description Unknown link or step. */
+      404: {
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  /** A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed */
+  getSessionStepFile: {
+    parameters: {
+      path: {
+        token: string;
+        featureId: number;
+        name: string;
+      };
+    };
+    responses: {
+      /** @description The file, as its kind serves it (the document to sign is a PDF). */
+      200: {
+        content: {
+          "application/pdf": string;
+        };
+      };
+      /** @description Unknown link, step or file, a step that waits, or not for this recipient. */
       404: {
         content: {
           "text/html": string;

@@ -3,15 +3,30 @@
  * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
  * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
  * last one (`signed`); a decline or the owner's void ends the step. The session step shows the ESIGN
- * consent (recorded in the consent ledger) before anything else.
+ * consent (recorded in the consent ledger) before anything else, then the signing view over the
+ * document (served read-only at `<stepBase>files/document.pdf`); the server checks every posted
+ * value (esign.values.ts).
  */
+import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
 import { Type } from "typebox";
-import { unprocessable, ValidationError } from "../../../../shared/errors.js";
-import type { Disclosure, EnrichmentKind, EnrichmentView } from "../../enrichment-kind.js";
+import { displayedSize } from "../../../../pdf/index.js";
+import { AppError, unprocessable, ValidationError } from "../../../../shared/errors.js";
+import { en, type MessageKey } from "../../../../shared/i18n/catalogues/en.js";
+import type { Translator } from "../../../../shared/i18n/i18n.js";
+import { type SigningField, SigningView } from "../../../../web/esign-signing-view.js";
+import type {
+  Disclosure,
+  EnrichmentKind,
+  EnrichmentView,
+  StepContext,
+  StepServices,
+} from "../../enrichment-kind.js";
 import {
+  type EsignField,
   type EsignPayload,
   type EsignResult,
+  type EsignSigner,
   FIELD_TYPES,
   nextSigner,
   readEsignPayload,
@@ -19,6 +34,7 @@ import {
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { readSigningValues } from "./esign.values.js";
 
 export const ESIGN_STATUSES = [
   "pending",
@@ -30,15 +46,20 @@ export const ESIGN_STATUSES = [
   "expired",
 ] as const;
 
-/** The ESIGN Act §101(c) consumer consent shown before the first signature (its version is recorded). */
+/**
+ * The ESIGN Act §101(c) consumer consent shown before the first signature, in English; the page
+ * shows it in the recipient's language (`esignConsent`), and the ledger records the text shown.
+ */
 export const ESIGN_CONSENT: Disclosure = {
   id: "esign_consumer_consent",
   version: "2026-11-28",
-  text:
-    "You agree to use electronic records and signatures for this document. You may ask for a paper " +
-    "copy, and you may withdraw this consent, by declining to sign; declining ends this signing step. " +
-    "To read and keep the document you need a current web browser able to show and save PDF files.",
+  text: en["esign.consentText"],
 };
+
+/** The consent as shown in the page's language (same id and version; the text's hash differs). */
+export function esignConsent(i18n: Translator): Disclosure {
+  return { ...ESIGN_CONSENT, text: i18n.t("esign.consentText") };
+}
 
 const Signer = Type.Object(
   {
@@ -82,74 +103,178 @@ const PresentedSigner = Type.Object({
   declined_reason: Type.Union([Type.String(), Type.Null()]),
 });
 
-function ConsentForm(props: { csrf: string; action: string }): VNode {
+/** Where a recipient stands on the step page. */
+type Stage =
+  | { kind: "closed" }
+  | { kind: "stranger" }
+  | { kind: "done" }
+  | { kind: "waiting"; role: string }
+  | { kind: "consent"; me: EsignSigner }
+  | { kind: "sign"; me: EsignSigner };
+
+function stageOf(view: EnrichmentView<EsignPayload>, recipientId: number): Stage {
+  const result = resultOf(view.result);
+  const me = view.payload.signers.find((s) => s.recipient === recipientId);
+  if (me && result.signed[String(me.recipient)]) return { kind: "done" };
+  if (view.state !== "pending") return { kind: "closed" };
+  if (!me) return { kind: "stranger" };
+  const next = nextSigner(view.payload, result);
+  if (next && next.recipient !== me.recipient) return { kind: "waiting", role: next.role };
+  if (!result.consented[String(me.recipient)]) return { kind: "consent", me };
+  return { kind: "sign", me };
+}
+
+/**
+ * The page sizes of a PDF as a viewer shows them (the engine's: CropBox, after /Rotate), or
+ * undefined when it does not load.
+ */
+async function pageSizes(bytes: Buffer): Promise<{ width: number; height: number }[] | undefined> {
+  try {
+    const pdf = await PDF.load(new Uint8Array(bytes));
+    return pdf.getPages().map((page) => displayedSize(page));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The signer's fields as the signing view takes them: the model's boxes have a bottom-left origin
+ * (as the PDF engine stamps them), the view's a top-left one (as a viewer shows the page).
+ */
+function signingFields(
+  fields: EsignField[],
+  sizes: { width: number; height: number }[],
+): SigningField[] | undefined {
+  const out: SigningField[] = [];
+  for (const f of fields) {
+    const size = sizes[f.page - 1];
+    if (!size) return undefined;
+    out.push({
+      id: f.name,
+      type: f.type,
+      page: f.page,
+      x: f.x,
+      y: Math.max(0, size.height - f.y - f.height),
+      width: f.width,
+      height: f.height,
+      required: f.required !== false,
+      label: "",
+    });
+  }
+  return out;
+}
+
+function Notice(props: { id: string; title: string; text: string; extra?: string | undefined }): VNode {
   return (
-    <form method="post" action={props.action}>
+    <div class="fy-esign-notice" id={props.id}>
+      <h2>{props.title}</h2>
+      <p>{props.text}</p>
+      {props.extra ? <p>{props.extra}</p> : null}
+    </div>
+  );
+}
+
+function ConsentForm(props: { i18n: Translator; csrf: string; action: string }): VNode {
+  const { t } = props.i18n;
+  return (
+    <form method="post" action={props.action} class="fy-esign-consent" id="esign-consent">
       <input type="hidden" name="csrf_token" value={props.csrf} />
       <input type="hidden" name="action" value="consent" />
-      <h2>Consent to sign electronically</h2>
-      <p>{ESIGN_CONSENT.text}</p>
-      <button type="submit" class="fy-button fy-button-primary">
-        I agree
+      <h2>{t("esign.consentHeading")}</h2>
+      <p>{t("esign.consentText")}</p>
+      <button type="submit" class="fy-button">
+        {t("esign.consentAgree")}
       </button>
     </form>
   );
 }
 
-function StepBody(props: {
-  view: EnrichmentView<EsignPayload>;
-  recipientId: number;
-  consented: boolean;
-  csrf: string;
-  action: string;
-}): VNode {
-  const { view, recipientId } = props;
-  const result = resultOf(view.result);
-  if (view.state !== "pending") return <p>This signing step is {view.status.replace("_", " ")}.</p>;
-  const me = view.payload.signers.find((s) => s.recipient === recipientId);
-  if (!me) return <p>You are not a signer of this document.</p>;
-  if (result.signed[String(me.recipient)]) return <p>You signed this document. Thank you.</p>;
-  const next = nextSigner(view.payload, result);
-  if (next && next.recipient !== me.recipient)
-    return <p>Waiting for the signer before you ({next.role}) to sign.</p>;
-  if (!props.consented) return <ConsentForm csrf={props.csrf} action={props.action} />;
-  const mine = view.payload.fields.filter((f) => f.role === me.role);
-  return (
-    <div>
-      <form method="post" action={props.action}>
-        <input type="hidden" name="csrf_token" value={props.csrf} />
-        <input type="hidden" name="action" value="finish" />
-        <ul>
-          {mine.map((f) => (
-            <li key={f.name}>
-              <label for={`esign-${f.name}`}>
-                {f.name} ({f.type}, page {f.page})
-              </label>{" "}
-              {f.type === "checkbox" ? (
-                <input id={`esign-${f.name}`} type="checkbox" name={`field_${f.name}`} value="yes" />
-              ) : (
-                <input id={`esign-${f.name}`} type="text" name={`field_${f.name}`} maxLength={200} />
-              )}
-            </li>
-          ))}
-        </ul>
-        <button type="submit" class="fy-button fy-button-primary">
-          Finish signing
-        </button>
-      </form>
-      <form method="post" action={props.action}>
-        <input type="hidden" name="csrf_token" value={props.csrf} />
-        <input type="hidden" name="action" value="decline" />
-        <label>
-          Reason <input type="text" name="reason" maxLength={500} required />
-        </label>
-        <button type="submit" class="fy-button">
-          Decline to sign
-        </button>
-      </form>
-    </div>
-  );
+/** The step page's body for this recipient (the signing view once it is their turn and they consented). */
+async function StepBody(ctx: StepContext<EsignPayload>, services: StepServices): Promise<VNode> {
+  const view = ctx.feature;
+  const { t } = ctx.i18n;
+  const stage = stageOf(view, ctx.session.recipientId);
+  switch (stage.kind) {
+    case "done":
+      return <Notice id="esign-done" title={t("esign.doneTitle")} text={t("esign.done")} />;
+    case "closed": {
+      const declined = resultOf(view.result).declined;
+      return (
+        <Notice
+          id="esign-closed"
+          title={statusText(view.status, ctx.i18n)}
+          text={t("esign.closed", { status: statusText(view.status, ctx.i18n) })}
+          extra={
+            view.status === "declined" && declined
+              ? t("esign.declinedBy", { reason: declined.reason })
+              : undefined
+          }
+        />
+      );
+    }
+    case "stranger":
+      return <p id="esign-stranger">{t("esign.notSigner")}</p>;
+    case "waiting":
+      return (
+        <Notice
+          id="esign-waiting"
+          title={t("esign.waitingTitle")}
+          text={t("esign.waiting", { role: stage.role })}
+        />
+      );
+    case "consent":
+      return <ConsentForm i18n={ctx.i18n} csrf={ctx.csrf} action={`${ctx.stepBase}act`} />;
+    case "sign": {
+      const bytes = await documentOf(view, services);
+      const sizes = bytes && (await pageSizes(bytes));
+      const fields =
+        sizes &&
+        signingFields(
+          view.payload.fields.filter((f) => f.role === stage.me.role),
+          sizes,
+        );
+      if (!fields) return <p id="esign-no-document">{t("esign.noDocument")}</p>;
+      return (
+        <SigningView
+          i18n={ctx.i18n}
+          pdfUrl={`${ctx.stepBase}files/${DOCUMENT_NAME}`}
+          fields={fields}
+          actionUrl={`${ctx.stepBase}act`}
+          declineUrl={`${ctx.stepBase}act`}
+          csrfField={{ name: "csrf_token", value: ctx.csrf }}
+          signerName={ctx.session.recipientName}
+          headingLevel={2}
+        />
+      );
+    }
+  }
 }
+
+/** The file name the step serves its document under (`<stepBase>files/document.pdf`). */
+const DOCUMENT_NAME = "document.pdf";
+
+/** The bytes of the step's document, or undefined when it has none or it cannot be read. */
+async function documentOf(
+  view: EnrichmentView<EsignPayload>,
+  services: StepServices,
+): Promise<Buffer | undefined> {
+  if (view.payload.document === null) return undefined;
+  try {
+    return await services.media.read(view.accountId, view.payload.document);
+  } catch (error) {
+    // Removed, still uploading or too large: the page says the document is not available.
+    if (error instanceof AppError && error.status < 500) return undefined;
+    throw error;
+  }
+}
+
+function statusText(status: string, i18n: Translator): string {
+  const key = `esign.status.${status}`;
+  return key in en ? i18n.t(key as MessageKey) : status;
+}
+
+/** The longest reason to decline, in characters (the decline form takes as much). */
+const REASON_MAX = 2000;
 
 /** The esign kind's descriptor. */
 export const esignKind: EnrichmentKind<EsignPayload> = {
@@ -209,52 +334,53 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     },
   },
   session: {
-    summary: (view) =>
-      ({
-        pending: "Not started",
-        viewed: "Opened",
-        partially_signed: "Partly signed",
-        signed: "Signed",
-        declined: "Declined",
-        voided: "Voided",
-        expired: "Expired",
-      })[view.status] ?? view.status,
-    actionLabel: () => "Review and sign",
-    render: (ctx) => {
+    summary: (view, i18n) => statusText(view.status, i18n),
+    actionLabel: (_view, i18n) => i18n.t("esign.action"),
+    render: (ctx, services) => StepBody(ctx, services),
+    signingPage: (ctx) => stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
+    async asset(ctx, name, services) {
+      // The document, to a signer who accepted the consent (and to one who signed), nobody else.
+      const me = ctx.feature.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
       const result = resultOf(ctx.feature.result);
-      return (
-        <StepBody
-          view={ctx.feature}
-          recipientId={ctx.session.recipientId}
-          consented={Boolean(result.consented[String(ctx.session.recipientId)])}
-          csrf={ctx.csrf}
-          action={`${ctx.stepBase}act`}
-        />
-      );
+      if (name !== DOCUMENT_NAME || !me || ctx.feature.state !== "pending") return undefined;
+      if (!result.consented[String(me.recipient)]) return undefined;
+      const bytes = await documentOf(ctx.feature, services);
+      return bytes ? { type: "application/pdf", body: bytes } : undefined;
     },
     async act(ctx, form, services) {
       const view = ctx.feature;
+      const { t } = ctx.i18n;
       const result = resultOf(view.result);
       const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
-      if (!me) return { error: "You are not a signer of this document.", status: 403 };
+      if (!me) return { error: t("esign.notSigner"), status: 403 };
       const key = String(me.recipient);
       const next = nextSigner(view.payload, result);
       if (!next || next.recipient !== me.recipient)
-        return { error: "It is not your turn to sign.", status: 409 };
-      if (form.action === "consent") {
-        if (!(await services.hasConsent(ESIGN_CONSENT))) await services.recordConsent(ESIGN_CONSENT);
-        const updated: EsignResult = { ...result, consented: { ...result.consented, [key]: services.now() } };
-        const status = view.status === "pending" ? "viewed" : view.status;
-        await services.setStatus(status, {
-          result: updated as unknown as Record<string, unknown>,
-          auditValue: "esign consent",
-        });
-        return { back: true };
+        return { error: t("esign.error.notYourTurn"), status: 409 };
+      // The signing view's two forms carry no action field: the finish form posts `values`, the
+      // decline form `reason`.
+      const action = form.action ?? ("values" in form ? "finish" : "reason" in form ? "decline" : "");
+      if (action === "consent") {
+        const consent = esignConsent(ctx.i18n);
+        if (!(await services.hasConsent(consent))) await services.recordConsent(consent);
+        if (!result.consented[key]) {
+          const updated: EsignResult = {
+            ...result,
+            consented: { ...result.consented, [key]: services.now() },
+          };
+          await services.setStatus(view.status === "pending" ? "viewed" : view.status, {
+            result: updated as unknown as Record<string, unknown>,
+            auditValue: "esign consent",
+          });
+        }
+        return { redirect: ctx.stepBase };
       }
-      if (!result.consented[key]) return { error: "Accept the consent first.", status: 409 };
-      if (form.action === "decline") {
-        const reason = (form.reason ?? "").trim().slice(0, 500);
-        if (!reason) return { error: "Give a reason to decline.", status: 400 };
+      if (!result.consented[key]) return { error: t("esign.error.consentFirst"), status: 409 };
+      if (action === "decline") {
+        const reason = (form.reason ?? "").trim();
+        if (!reason) return { error: t("esign.error.reason"), status: 400 };
+        if (reason.length > REASON_MAX)
+          return { error: t("esign.error.reasonLong", { max: REASON_MAX }), status: 400 };
         const updated: EsignResult = {
           ...result,
           declined: { at: services.now(), recipient: me.recipient, reason },
@@ -263,15 +389,17 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
           result: updated as unknown as Record<string, unknown>,
           auditValue: "esign declined",
         });
-        return { back: true };
+        return { redirect: ctx.stepBase };
       }
-      if (form.action === "finish") {
-        const values: Record<string, string> = {};
-        for (const f of view.payload.fields.filter((x) => x.role === me.role)) {
-          const v = (form[`field_${f.name}`] ?? "").trim();
-          if (f.required !== false && f.type !== "checkbox" && !v)
-            return { error: `Fill the field ${f.name}.`, status: 400 };
-          values[f.name] = v.slice(0, 200);
+      if (action === "finish") {
+        const read = await readSigningValues(
+          form.values,
+          view.payload.fields.filter((f) => f.role === me.role),
+          view.payload.fields,
+        );
+        if ("problem" in read) {
+          const { key: message, field, max } = read.problem;
+          return { error: t(message, { field: field ?? "", max: max ?? 0 }), status: 400 };
         }
         const signed = {
           ...result.signed,
@@ -280,7 +408,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
             ip: ctx.session.ip,
             user_agent: ctx.session.userAgent,
             auth: ctx.session.authMethod,
-            values,
+            values: read.values,
           },
         };
         const updated: EsignResult = { ...result, signed };
@@ -289,7 +417,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
           result: updated as unknown as Record<string, unknown>,
           auditValue: all ? "esign signed" : "esign partially signed",
         });
-        return { back: true };
+        return { redirect: ctx.stepBase };
       }
       throw ValidationError.field("action", "Unknown action.");
     },

@@ -4,6 +4,7 @@
  */
 import { unprocessable, ValidationError } from "../../../../shared/errors.js";
 import type { PayloadContext } from "../../enrichment-kind.js";
+import type { StoredValue } from "./esign.values.js";
 
 export const FIELD_TYPES = ["signature", "initials", "date", "text", "checkbox"] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -38,7 +39,8 @@ export interface SignedBy {
   ip: string;
   user_agent: string;
   auth: string;
-  values: Record<string, string>;
+  /** By field name: text and dates as text, checkboxes as booleans, signatures and initials as marks. */
+  values: Record<string, StoredValue>;
 }
 
 export interface EsignResult {
