@@ -176,6 +176,23 @@ const STATUS_LABEL: Record<string, string> = {
   stopped: "Stopped",
 };
 
+/**
+ * The state of a delivery in words: a pending delivery whose attempts failed is retrying, and says
+ * how many failed, rather than reading as if nothing had been tried.
+ */
+function DeliveryBadge(props: { delivery: DeliveryDetail }): VNode {
+  const d = props.delivery;
+  const failed = d.attempts.filter((a) => a.outcome !== "success").length;
+  if (d.status === "pending" && failed > 0)
+    return (
+      <span class="fd-badge fd-badge-warn">
+        Retrying · {failed === 1 ? "1 failed attempt" : `${failed} failed attempts`}
+      </span>
+    );
+  const tone = d.status === "delivered" ? "fd-badge-ok" : d.status === "failed" ? "fd-badge-off" : "";
+  return <span class={`fd-badge ${tone}`}>{STATUS_LABEL[d.status] ?? d.status}</span>;
+}
+
 /** The callback deliveries section: each delivery, every attempt, and a Redeliver button. */
 export function DeliveriesSection(props: {
   deliveries: DeliveryDetail[];
@@ -207,12 +224,7 @@ export function DeliveriesSection(props: {
             aria-labelledby={`delivery-${d.id}-title`}
           >
             <h3 id={`delivery-${d.id}-title`}>
-              {d.type}{" "}
-              <span
-                class={`fd-badge ${d.status === "delivered" ? "fd-badge-ok" : d.status === "failed" ? "fd-badge-off" : ""}`}
-              >
-                {STATUS_LABEL[d.status] ?? d.status}
-              </span>
+              {d.type} <DeliveryBadge delivery={d} />
             </h3>
             <dl class="fd-fields">
               <dt>Delivery</dt>

@@ -108,6 +108,10 @@ describe("dashboard requests and containers", () => {
       });
       return page.results[0]?.tries === 1 && page.results[0].next_attempt_at !== null;
     });
+    // Between attempts the page says it is retrying after a failure, not a bare "Pending".
+    const retrying = await c.get(`/dashboard/requests/${created.id}`);
+    expect(retrying.body).toContain("Retrying · 1 failed attempt");
+    expect(retrying.body).not.toContain(">Pending</span>");
     h.t.clock.advance(2000);
     await receiver.waitFor(before + 2);
     const failed = await pageWhen(c, `/dashboard/requests/${created.id}`, ">Failed</span>");
