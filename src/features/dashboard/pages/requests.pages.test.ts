@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { apiCaller, expectJson } from "../../../../test/helpers/api.js";
+import { createTestAccount } from "../../../../test/helpers/app.js";
 import { addRecipient, buildContainer } from "../../../../test/helpers/containers.js";
 import { createDashboardUserWithClient, type DashboardClient } from "../../../../test/helpers/dashboard.js";
 import { buildRequest, completeRequest, inlineContact } from "../../../../test/helpers/factories.js";
@@ -91,6 +92,20 @@ describe("dashboard requests and containers", () => {
     expect(detail.body).toContain("zed@example.com");
     expect(detail.body).not.toContain(XSS);
     expect(detail.body).toContain(`Zed &lt;img src=x onerror=&quot;alert(1)&quot;>`);
+  });
+
+  it("tells a new account how requests and containers come, rather than that none match", async () => {
+    const fresh = await createTestAccount(h.t);
+    const { client } = await createDashboardUserWithClient(h.t, { accountId: fresh.accountId });
+    const requests = await client.get("/dashboard/requests");
+    expect(requests.body).toContain("No requests yet.");
+    expect(requests.body).toContain("<code>POST /v1/request/</code>");
+    expect(requests.body).not.toContain("match");
+    const containers = await client.get("/dashboard/containers");
+    expect(containers.body).toContain("No containers yet.");
+    expect((await client.get("/dashboard/containers?type=p2")).body).toContain(
+      "No containers match these filters.",
+    );
   });
 
   it("shows a failed callback and its redelivery, with every attempt", async () => {
@@ -201,7 +216,7 @@ describe("dashboard requests and containers", () => {
       expect(res.body).not.toContain("Other account");
     }
     const list = await c.get(`/dashboard/requests?q=${encodeURIComponent("Other account")}`);
-    expect(list.body).toContain("No requests match.");
+    expect(list.body).toContain("No requests match these filters.");
     const theirDelivery = await h.t.ferry.database.db
       .selectFrom("callback_deliveries")
       .select("id")

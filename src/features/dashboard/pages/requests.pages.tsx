@@ -67,6 +67,11 @@ interface ListFilters {
   q: string;
 }
 
+/** True when the list is filtered by anything, so an empty page means "no match", not "none yet". */
+function filtered(filters: ListFilters): boolean {
+  return Object.values(filters).some((v) => v !== "");
+}
+
 function readListFilters(request: FastifyRequest, types: readonly string[], states: readonly string[]) {
   const query = queryOf(request);
   const pick = (v: string | undefined, allowed: readonly string[]) => (v && allowed.includes(v) ? v : "");
@@ -181,7 +186,16 @@ function RequestsList(props: {
       />
       {props.errors.length ? <Notice kind="error">{props.errors.join(" ")}</Notice> : null}
       {rows.length === 0 ? (
-        <p role="status">No requests match.</p>
+        <p role="status">
+          {filtered(filters) ? (
+            "No requests match these filters."
+          ) : (
+            <>
+              No requests yet. Your integration creates them with <code>POST /v1/request/</code>; see the{" "}
+              <a href="/docs">API reference</a>.
+            </>
+          )}
+        </p>
       ) : (
         <div class="fd-table-wrap">
           <table class="fd-table">
@@ -353,7 +367,16 @@ function ContainersList(props: {
       />
       {props.errors.length ? <Notice kind="error">{props.errors.join(" ")}</Notice> : null}
       {rows.length === 0 ? (
-        <p role="status">No containers match.</p>
+        <p role="status">
+          {filtered(filters) ? (
+            "No containers match these filters."
+          ) : (
+            <>
+              No containers yet. Your integration creates them with{" "}
+              <code>POST /v1/module_container/container/</code>; see the <a href="/docs">API reference</a>.
+            </>
+          )}
+        </p>
       ) : (
         <div class="fd-table-wrap">
           <table class="fd-table">
