@@ -3,6 +3,7 @@
  * their delivery status, and callback deliveries with every attempt and a Redeliver button.
  */
 import type { VNode } from "preact";
+import { sizeParts } from "../../../shared/i18n/i18n.js";
 import type { CallbackService } from "../../callbacks/index.js";
 import type { MediaView } from "../../media/index.js";
 import type { Notifications } from "../../notifications/index.js";
@@ -14,17 +15,13 @@ export type DeliveryDetail = Awaited<ReturnType<CallbackService["getDelivery"]>>
 /** A notification with its outcome. */
 export type NotificationRecord = Awaited<ReturnType<Notifications["log"]["get"]>>;
 
-/** A byte count for people: 1.2 MB. */
+/**
+ * A byte count for people, as the recipient pages show it: powers of 1000 and one decimal
+ * (180.6 KB), so one file reads the same size on every surface.
+ */
 export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  const { unit, value } = sizeParts(bytes);
+  return unit === "B" ? `${bytes} B` : `${value.toFixed(1)} ${unit}`;
 }
 
 /**

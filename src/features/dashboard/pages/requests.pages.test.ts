@@ -11,6 +11,7 @@ import { addRecipient, buildContainer } from "../../../../test/helpers/container
 import { createDashboardUserWithClient, type DashboardClient } from "../../../../test/helpers/dashboard.js";
 import { buildRequest, completeRequest, inlineContact } from "../../../../test/helpers/factories.js";
 import { useHarness } from "../../../../test/helpers/harness.js";
+import { bytesOf, multipart } from "../../../../test/helpers/media.js";
 import { eventually } from "../../../../test/helpers/process.js";
 
 const XSS = `<img src=x onerror="alert(1)">`;
@@ -106,6 +107,22 @@ describe("dashboard requests and containers", () => {
     expect((await client.get("/dashboard/containers?type=p2")).body).toContain(
       "No containers match these filters.",
     );
+  });
+
+  it("writes a file's size as the recipient pages do: powers of 1000, one decimal", async () => {
+    const c = await owner();
+    const push = await buildRequest(h.t, h.owner, { type: "push", is_draft: true, contact: [] });
+    const body = multipart({ request: push.id, name: "scan.pdf" }, { data: bytesOf(180_600) });
+    const uploaded = await h.t.app.inject({
+      method: "POST",
+      url: "/v1/media/",
+      headers: { ...h.owner.headers, ...body.headers },
+      payload: body.payload,
+    });
+    expect(uploaded.statusCode).toBe(201);
+    const page = await c.get(`/dashboard/requests/${push.id}`);
+    expect(page.body).toContain("180.6 KB");
+    expect(page.body).not.toContain("176");
   });
 
   it("shows a failed callback and its redelivery, with every attempt", async () => {
