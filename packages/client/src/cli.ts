@@ -683,7 +683,12 @@ async function pull(ctx: Context): Promise<number> {
   const contact = contactsFor(from);
   const client = await ctx.client();
   const created = await client.createRequest({
-    body: { type: "pull", ...(str(values, "message") ? { message: str(values, "message") } : {}), contact },
+    body: {
+      type: "pull",
+      ...(str(values, "message") ? { message: str(values, "message") } : {}),
+      ...(str(values, "callback-url") ? { callback_url: str(values, "callback-url") } : {}),
+      contact,
+    },
   });
   const notified = await client.sendRequestNotification({ id: created.id });
   const link = linkOf(created);
@@ -925,6 +930,267 @@ async function outbox(ctx: Context): Promise<number> {
   return EXIT.ok;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Containers
+
+type Feature = {
+  id: number;
+  state: string;
+  kind: "pull" | "push" | "pushpull";
+  receiver_message?: string | null;
+};
+
+/** A container feature by id, whichever kind it is. */
+async function featureById(client: FerryClient, id: number, signal: AbortSignal): Promise<Feature> {
+  const kinds = [
+    ["pull", () => client.getPullFeature({ id }, { signal })],
+    ["pushpull", () => client.getPushPullFeature({ id }, { signal })],
+    ["push", () => client.getPushFeature({ id }, { signal })],
+  ] as const;
+  for (const [kind, get] of kinds) {
+    try {
+      const f = await get();
+      return { ...f, kind } as Feature;
+    } catch (e) {
+      if (!(e instanceof FerryApiError && e.status === 404)) throw e;
+    }
+  }
+  throw new FerryError(`No container feature ${id}.`);
+}
+
+async function container(ctx: Context): Promise<number> {
+  const [sub, ...args] = ctx.positionals;
+  switch (sub) {
+    case "create":
+      return containerCreate(ctx, args);
+    case "message":
+      return containerMessage(ctx, args);
+    case "wait":
+      return containerWait(ctx, args);
+    case undefined:
+      throw new UsageError("name what to do: create, message or wait");
+    default:
+      throw new UsageError(`unknown container command "${sub}" (create, message, wait)`);
+  }
+}
+
+async function containerCreate(ctx: Context, args: string[]): Promise<number> {
+  const { o, values, signal } = ctx;
+  if (args.length > 0) throw new UsageError(`unexpected argument ${args[0]}`);
+  const to = list(values, "to");
+  if (to.length === 0) throw new UsageError("--to <email|phone> is required");
+  const channels = to.map(channelOf);
+  const pulls = list(values, "pull");
+  const pushes = list(values, "push");
+  if (pulls.length === 0 && pushes.length === 0) {
+    throw new UsageError("give at least one feature: --pull <title> (ask for files) or --push <file>");
+  }
+  const pushFiles = await collectFiles(pushes);
+  const code = str(values, "code");
+  const codeChannel = code ? channelOf(code) : undefined;
+  const client = await ctx.client();
+  const box = await client.createContainer(
+    { body: { page_type: "pushpull", display_chat: values.chat === true } },
+    { signal },
+  );
+  const recipients: { id: number; to: string; link: string | null }[] = [];
+  for (const [i, address] of to.entries()) {
+    const r = await client.createContainerRecipient(
+      { id: box.id, body: { first_name: address } },
+      { signal },
+    );
+    await client.createRecipientItem(
+      { id: r.id, body: { interface_class: channels[i]!, value: address } },
+      { signal },
+    );
+    recipients.push({ id: r.id, to: address, link: null });
+  }
+  if (code && codeChannel) {
+    await client.setContainerAuthCode({ id: box.id, body: { send_as: codeChannel, to: code } }, { signal });
+  }
+  const features: { id: number; kind: string; title: string; files?: string[] }[] = [];
+  for (const title of pulls) {
+    const f = await client.createPullFeature({ body: { container: box.id, title } }, { signal });
+    features.push({ id: f.id, kind: "pull", title });
+  }
+  if (pushFiles.length > 0) {
+    const title = str(values, "title") ?? "Files";
+    const f = await client.createPushFeature({ body: { container: box.id, title } }, { signal });
+    for (const file of pushFiles) {
+      await client.uploadFile({ feature: f.id }, file.path, { name: file.name, signal });
+    }
+    features.push({ id: f.id, kind: "push", title, files: pushFiles.map((f) => f.name) });
+  }
+  if (str(values, "message")) {
+    await client.createContainerMessage(
+      { body: { container: box.id, body: str(values, "message")! } },
+      { signal },
+    );
+  }
+  const notified = await client.sendContainerNotification({ id: box.id }, { signal });
+  for (const n of notified) {
+    const r = recipients.find((x) => x.id === n.recipient);
+    if (r && n.state === "send") r.link = n.link;
+  }
+  o.result(
+    {
+      container: box.id,
+      recipients,
+      features,
+      notified: notified.filter((n) => n.state === "send").map((n) => n.contact_method_value),
+    },
+    [
+      `Container ${box.id} sent to ${to.join(", ")}.`,
+      ...features.map(
+        (f) => `  feature ${f.id} (${f.kind}): ${f.title}${f.files ? ` — ${f.files.join(", ")}` : ""}`,
+      ),
+      ...recipients.map((r) => `  ${r.to}: ${r.link ?? "not notified"}`),
+    ],
+    String(box.id),
+  );
+  return EXIT.ok;
+}
+
+async function containerMessage(ctx: Context, args: string[]): Promise<number> {
+  const id = requestId(args[0], "container");
+  const body = str(ctx.values, "message");
+  if (!body) throw new UsageError("--message <text> is required");
+  const client = await ctx.client();
+  const m = await client.createContainerMessage(
+    {
+      body: { container: id, body, ...(str(ctx.values, "title") ? { title: str(ctx.values, "title") } : {}) },
+    },
+    { signal: ctx.signal },
+  );
+  ctx.o.result(
+    { container: id, message: m.id },
+    [`Message ${m.id} posted to container ${id}.`],
+    String(m.id),
+  );
+  return EXIT.ok;
+}
+
+async function containerWait(ctx: Context, args: string[]): Promise<number> {
+  const { o, values, signal } = ctx;
+  const id = requestId(args[0], "feature");
+  const interval = numberOption(values, "interval", 2) * 1000;
+  const timeout =
+    str(values, "timeout") === undefined ? undefined : numberOption(values, "timeout", 1) * 1000;
+  const client = await ctx.client();
+  const deadline = timeout === undefined ? Infinity : Date.now() + timeout;
+  for (let looks = 0; ; looks++) {
+    const f = await featureById(client, id, signal);
+    if (f.state === "complete" || f.state === "expired") {
+      o.result(
+        { feature: f.id, kind: f.kind, state: f.state, receiver_message: f.receiver_message ?? null },
+        [
+          `Feature ${f.id} (${f.kind}) is ${f.state}.`,
+          ...(f.receiver_message ? [`Message: ${f.receiver_message}`] : []),
+        ],
+      );
+      return f.state === "complete" ? EXIT.ok : EXIT.error;
+    }
+    if (looks === 0 && !o.quiet && !o.json) o.err(`Feature ${id} is not complete yet; waiting...`);
+    const left = deadline - Date.now();
+    if (left <= 0) throw new TimeoutError(`Feature ${id} is not complete yet.`);
+    await sleep(Math.min(interval, left), signal);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// listen
+
+/** Headers a forwarded callback keeps: the signature's, the body's type, Ferry's own. */
+const FORWARDED = /^(webhook-|content-type$|user-agent$|x-ferry-)/i;
+
+async function listen(ctx: Context): Promise<number> {
+  const { o, values, signal } = ctx;
+  const target = str(values, "forward-to");
+  if (!target) throw new UsageError("--forward-to <url> is required");
+  let forwardTo: URL;
+  try {
+    forwardTo = new URL(target);
+  } catch {
+    throw new UsageError(`--forward-to ${target} is not a URL`);
+  }
+  if (forwardTo.protocol !== "http:" && forwardTo.protocol !== "https:") {
+    throw new UsageError("--forward-to must be an http or https URL");
+  }
+  const port = str(values, "port") === undefined ? 0 : numberOption(values, "port", 0);
+  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`--port ${port} is not a port`);
+  const client = await ctx.client();
+  const { secret } = await client.getCallbackSecret({ signal });
+  const { createServer } = await import("node:http");
+  const { verifyWebhook } = await import("./webhooks.js");
+  const server = createServer((req, res) => {
+    const pieces: Buffer[] = [];
+    req.on("data", (d: Buffer) => pieces.push(d));
+    req.on("end", () => {
+      void (async () => {
+        const body = Buffer.concat(pieces).toString("utf8");
+        let event: { type?: string };
+        try {
+          if (req.method !== "POST") throw new Error("not a POST");
+          event = verifyWebhook<{ type?: string }>(secret, req.headers, body);
+        } catch (e) {
+          const line = {
+            received: req.headers["webhook-id"] ?? null,
+            verified: false,
+            error: (e as Error).message,
+          };
+          if (o.json) o.out(JSON.stringify(line));
+          else o.err(`Refused a callback that does not verify: ${(e as Error).message}`);
+          res.writeHead(401, { "content-type": "application/json" });
+          res.end(JSON.stringify({ error: "signature" }));
+          return;
+        }
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) {
+          if (v !== undefined && FORWARDED.test(k)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+        }
+        let status = 502;
+        try {
+          const answer = await fetch(forwardTo, { method: "POST", headers, body, signal });
+          status = answer.status;
+          await answer.arrayBuffer();
+        } catch {
+          status = 502;
+        }
+        const line = {
+          received: req.headers["webhook-id"] ?? null,
+          verified: true,
+          type: event.type ?? null,
+          forwarded: status,
+        };
+        if (o.json) o.out(JSON.stringify(line));
+        else if (!o.quiet)
+          o.out(`${new Date().toISOString()}  ${event.type ?? "?"}  → ${forwardTo.href}  ${status}`);
+        // Ferry retries what the local server did not take.
+        res.writeHead(status >= 200 && status < 300 ? 200 : 502, { "content-type": "application/json" });
+        res.end(JSON.stringify({ forwarded: status }));
+      })();
+    });
+  });
+  await new Promise<void>((res, rej) => {
+    server.once("error", rej);
+    server.listen(port, "127.0.0.1", () => res());
+  });
+  const address = server.address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}/`;
+  if (o.json) o.out(JSON.stringify({ listening: url, forward_to: forwardTo.href }));
+  else
+    o.err(
+      `Listening on ${url} (use it as a callback_url); forwarding verified callbacks to ${forwardTo.href}. Ctrl-C stops.`,
+    );
+  await new Promise<void>((res) => {
+    if (signal.aborted) res();
+    signal.addEventListener("abort", () => res(), { once: true });
+  });
+  await new Promise<void>((res) => server.close(() => res()));
+  server.closeAllConnections();
+  return EXIT.ok;
+}
+
 async function completion(ctx: Context): Promise<number> {
   const shell = ctx.positionals[0];
   if (shell !== "bash" && shell !== "zsh") throw new UsageError("name a shell: bash or zsh");
@@ -1041,11 +1307,16 @@ const COMMANDS: CommandDef[] = [
   {
     name: "request",
     summary: "ask someone for files (pull); prints the link",
-    synopsis: "--from <email|phone> [--from ...] [--message <text>]",
-    options: { from: { type: "string", multiple: true }, message: { type: "string", short: "m" } },
+    synopsis: "--from <email|phone> [--from ...] [--message <text>] [--callback-url <url>]",
+    options: {
+      from: { type: "string", multiple: true },
+      message: { type: "string", short: "m" },
+      "callback-url": { type: "string" },
+    },
     details: [
       "--from <address>   who is asked (email or phone); repeat for several",
       "-m, --message <t>  the message shown on the upload page",
+      "--callback-url <u> Ferry calls it (signed) when the request is complete (see listen)",
     ],
     examples: ["ferry-client request --from +14155550123 --message 'Please upload your ID'"],
     run: pull,
@@ -1115,6 +1386,58 @@ const COMMANDS: CommandDef[] = [
     details: ["--to <address>     only the messages to this address"],
     examples: ["ferry-client outbox --to jo@example.com"],
     run: outbox,
+  },
+  {
+    name: "container",
+    summary: "containers: create (recipients, features), message, wait for a feature",
+    synopsis: "create|message|wait ...",
+    options: {
+      to: { type: "string", multiple: true },
+      pull: { type: "string", multiple: true },
+      push: { type: "string", multiple: true },
+      title: { type: "string" },
+      message: { type: "string", short: "m" },
+      chat: { type: "boolean" },
+      code: { type: "string" },
+      interval: { type: "string" },
+      timeout: { type: "string" },
+    },
+    details: [
+      "create --to <address>... [--pull <title>]... [--push <file|folder>]... [--message <text>] [--chat] [--code <address>]",
+      "                   a container with one recipient per --to (each is notified and gets a link),",
+      "                   a pull feature per --pull (the recipient uploads), one push feature with the",
+      "                   --push files (titled by --title, default Files), an opening message, the chat",
+      "                   shown (--chat), a code sent to --code before anything is shown",
+      "message <container> --message <text> [--title <t>]",
+      "                   post a message to the container",
+      "wait <feature> [--interval <s>] [--timeout <s>]",
+      "                   until the feature is complete (exit 0) or expired (exit 1); timeout exit 5",
+    ],
+    examples: [
+      "ferry-client container create --to jo@example.com --pull 'Your ID' --push contract.pdf --message 'Hello'",
+      "ferry-client container message 4 --message 'The contract is signed.'",
+      "ferry-client container wait 9 --timeout 3600",
+    ],
+    run: container,
+  },
+  {
+    name: "listen",
+    summary: "receive signed callbacks, verify them and forward them to a local server",
+    synopsis: "--forward-to <url> [--port <n>]",
+    options: { "forward-to": { type: "string" }, port: { type: "string" } },
+    details: [
+      "--forward-to <url> where verified callbacks go (the body and the webhook-* headers unchanged,",
+      "                   so the local server can verify them too with the same secret)",
+      "--port <n>         the port to listen on, on 127.0.0.1 (default: a free one, printed)",
+      "Callbacks that do not verify with the account's secret are refused (401). The answer to",
+      "Ferry is 200 when the local server took the callback, else 502 (so Ferry tries again).",
+      "Give the printed URL as a request's callback (request --callback-url); Ctrl-C stops.",
+    ],
+    examples: [
+      "ferry-client listen --forward-to http://localhost:3000/ferry-hook --port 4999",
+      "ferry-client request --from jo@example.com --callback-url http://127.0.0.1:4999/",
+    ],
+    run: listen,
   },
   {
     name: "completion",

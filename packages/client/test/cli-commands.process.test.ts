@@ -7,11 +7,13 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../../../test/helpers/process.js";
-import { FerryClient } from "../src/index.js";
+import { FerryClient, verifyWebhook } from "../src/index.js";
 import { cliBin, ensureBuilt, packageDir, type ServerUnderTest, startServer } from "./server.js";
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -285,5 +287,133 @@ describe("ferry-client commands against a real server", () => {
     const waited = await waiting;
     expect(waited.code, waited.stderr).toBe(0);
     expect(waited.stdout).toBe(`Request ${id} is complete: 1 file(s).\n  x.txt  1 B\n`);
+  });
+
+  it("container: create with recipients and features, post a message, wait for a feature", async () => {
+    expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
+    const none = await run(["container"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe(
+      "ferry-client: container: name what to do: create, message or wait (see `ferry-client help container`)\n",
+    );
+    await writeFile(join(dir, "terms.pdf"), "the terms");
+    const created = await run([
+      "container",
+      "create",
+      "--to",
+      "dee@example.com",
+      "--to",
+      "+14155550111",
+      "--pull",
+      "Your ID",
+      "--push",
+      join(dir, "terms.pdf"),
+      "--message",
+      "Hello",
+      "--json",
+    ]);
+    expect(created.code, created.stderr + created.stdout).toBe(0);
+    const box = JSON.parse(created.stdout);
+    expect(box.features).toEqual([
+      expect.objectContaining({ kind: "pull", title: "Your ID" }),
+      expect.objectContaining({ kind: "push", files: ["terms.pdf"] }),
+    ]);
+    expect(box.notified.sort()).toEqual(["+14155550111", "dee@example.com"]);
+    expect(box.recipients).toHaveLength(2);
+    const dee = box.recipients.find((r: { to: string }) => r.to === "dee@example.com");
+    const outbox = JSON.parse((await run(["outbox", "--to", "dee@example.com", "--json"])).stdout).messages;
+    expect(outbox.some((m: { links: string[] }) => m.links.includes(dee.link))).toBe(true);
+    const c = await owner().getContainer({ id: box.container });
+    expect(c.state).toBe("sent");
+
+    const posted = await run([
+      "container",
+      "message",
+      String(box.container),
+      "--message",
+      "Signed.",
+      "--json",
+    ]);
+    expect(posted.code, posted.stderr).toBe(0);
+    const messages = await owner().listContainerMessages({ container: String(box.container) });
+    expect(messages.results.map((m) => m.body)).toEqual(expect.arrayContaining(["Hello", "Signed."]));
+
+    const pullFeature = box.features[0].id as number;
+    const waiting = run(["container", "wait", String(pullFeature), "--interval", "600", "--timeout", "10"]);
+    await eventually(() =>
+      waiting.output().includes(`Feature ${pullFeature} is not complete yet; waiting...`),
+    );
+    await owner().sandboxCompleteFeature({
+      id: pullFeature,
+      body: { recipient: dee.id, receiver_message: "Here", files: [{ name: "id.txt", content: "me" }] },
+    });
+    const waited = await waiting;
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout).toBe(`Feature ${pullFeature} (pull) is complete.\nMessage: Here\n`);
+  });
+
+  it("listen verifies signed callbacks and forwards them to a local server", async () => {
+    expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
+    const received: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const app = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => {
+        body += d;
+      });
+      req.on("end", () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, "127.0.0.1", () => r()));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/hook`;
+    const child = spawn(cliBin, ["listen", "--forward-to", appUrl, "--json"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const listening = collect(child);
+    try {
+      await eventually(() => listening.output().includes('"listening"'), 30_000);
+      const url = JSON.parse(listening.output().split("\n")[0]!).listening as string;
+
+      // A forged callback is refused and not forwarded.
+      const forged = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": "msg_forged",
+          "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "webhook-signature": "v1,AAAA",
+        },
+        body: JSON.stringify({ type: "request_complete" }),
+      });
+      expect(forged.status).toBe(401);
+
+      const asked = await run(["request", "--from", "eve@example.com", "--callback-url", url, "--json"]);
+      expect(asked.code, asked.stderr).toBe(0);
+      const id = JSON.parse(asked.stdout).request as number;
+      await owner().sandboxCompleteRequest({ id, body: { files: [{ name: "a.txt", content: "a" }] } });
+      // Every callback of the request (its notification's, then its completion) arrives verified.
+      const { secret } = await owner().getCallbackSecret();
+      const events = () => received.map((r) => verifyWebhook(secret, r.headers, r.body));
+      await eventually(() => events().some((e) => e.type === "request_complete"), 60_000);
+      const complete = events().find((e) => e.type === "request_complete")!;
+      expect(complete.request.id).toBe(id);
+      const ids = received.map((r) => r.headers["webhook-id"]);
+      await eventually(() => listening.output().trim().split("\n").length === 2 + ids.length);
+      const lines = listening
+        .output()
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(lines[1]).toEqual({ received: "msg_forged", verified: false, error: expect.any(String) });
+      expect(lines.slice(2)).toEqual(
+        events().map((e, i) => ({ received: ids[i], verified: true, type: e.type, forwarded: 204 })),
+      );
+    } finally {
+      child.kill("SIGINT");
+      expect((await listening).code).toBe(0);
+      await new Promise((r) => app.close(r));
+    }
   });
 });
