@@ -79,7 +79,7 @@ describe("ferry-client commands against a real server", () => {
   afterAll(async () => {
     await server?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  }, 240_000);
 
   it("has help per command with examples, one-line usage errors, --version and completion", async () => {
     const overview = await run(["help"]);
@@ -138,7 +138,7 @@ describe("ferry-client commands against a real server", () => {
     expect(completed.split("\n")).toEqual(["send", "--to --two-factor", ""]);
     expect((await run(["completion", "zsh"])).stdout).toContain("bashcompinit");
     expect((await run(["completion", "fish"])).code).toBe(2);
-  });
+  }, 240_000);
 
   it("login asks for the API key without echoing it; --with-token; profiles, whoami, logout", async () => {
     // Not on a terminal and no key: the way to give one is named.
@@ -190,7 +190,7 @@ describe("ferry-client commands against a real server", () => {
     expect(gone.code).toBe(3);
     expect(JSON.parse(gone.stdout).error).toContain('Not logged in with profile "second"');
     expect((await run(["whoami", "--quiet"])).stdout).toBe(`${server.email}\n`);
-  });
+  }, 240_000);
 
   it("send notifies every --to, with expiry and two-factor; info, resend and delete", async () => {
     expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
@@ -246,7 +246,7 @@ describe("ferry-client commands against a real server", () => {
     const after = await run(["info", String(id), "--json"]);
     expect(after.code).toBe(4);
     expect(JSON.parse(after.stdout)).toMatchObject({ status: 404 });
-  });
+  }, 240_000);
 
   it("send takes a folder (every file under it) and standard input", async () => {
     expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
@@ -274,7 +274,7 @@ describe("ferry-client commands against a real server", () => {
     ]);
     const request = await owner().getRequest({ id: one.request });
     expect(request.media.map((m) => [m.name, m.sha256])).toEqual([["orders.csv", sha256(piped)]]);
-  });
+  }, 240_000);
 
   it("wait --timeout N looks a last time at the deadline, however long the interval", async () => {
     expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
@@ -287,7 +287,7 @@ describe("ferry-client commands against a real server", () => {
     const waited = await waiting;
     expect(waited.code, waited.stderr).toBe(0);
     expect(waited.stdout).toBe(`Request ${id} is complete: 1 file(s).\n  x.txt  1 B\n`);
-  });
+  }, 240_000);
 
   it("container: create with recipients and features, post a message, wait for a feature", async () => {
     expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
@@ -350,7 +350,7 @@ describe("ferry-client commands against a real server", () => {
     const waited = await waiting;
     expect(waited.code, waited.stderr).toBe(0);
     expect(waited.stdout).toBe(`Feature ${pullFeature} (pull) is complete.\nMessage: Here\n`);
-  });
+  }, 240_000);
 
   it("listen verifies signed callbacks and forwards them to a local server", async () => {
     expect((await run(loginArgs(), server.apiKey)).code).toBe(0);
@@ -415,5 +415,5 @@ describe("ferry-client commands against a real server", () => {
       expect((await listening).code).toBe(0);
       await new Promise((r) => app.close(r));
     }
-  });
+  }, 240_000);
 });
