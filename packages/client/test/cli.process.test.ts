@@ -1,7 +1,8 @@
 /**
  * The ferry-client command against a real server: login, send with progress bars in a
  * pseudo-terminal (`script` from util-linux), the recipient's download of the sandbox message's
- * link, a pull request completed in the sandbox while `wait` runs, and the download; exit codes.
+ * link, a pull request completed in the sandbox while `wait` runs, and the download; exit codes; a send
+ * killed midway and run again. Commands, help and profiles: cli-commands.process.test.ts.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -70,7 +71,13 @@ describe("ferry-client (CLI) against a real server", () => {
     ensureBuilt();
     server = await startServer();
     dir = await mkdtemp(join(tmpdir(), "ferry-cli-"));
-    env = { XDG_CONFIG_HOME: join(dir, "config"), FERRY_URL: "", FERRY_API_KEY: "" };
+    env = {
+      XDG_CONFIG_HOME: join(dir, "config"),
+      XDG_STATE_HOME: join(dir, "state"),
+      FERRY_URL: "",
+      FERRY_API_KEY: "",
+      FERRY_PROFILE: "",
+    };
   });
   afterAll(async () => {
     await server?.stop();
@@ -81,6 +88,10 @@ describe("ferry-client (CLI) against a real server", () => {
     const usage = await run([]);
     expect(usage.code).toBe(2);
     expect(usage.stdout).toContain("Usage: ferry-client");
+    // An unknown command is named as such, before any login is looked for.
+    const unknown = await run(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe('ferry-client: unknown command "frobnicate" (see `ferry-client help`)\n');
     const notLoggedIn = await run(["ls", "--json"]);
     expect(notLoggedIn.code).toBe(3);
     expect(JSON.parse(notLoggedIn.stdout)).toMatchObject({
@@ -115,8 +126,12 @@ describe("ferry-client (CLI) against a real server", () => {
     const path = join(dir, "config", "ferry", "client.json");
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     const config = JSON.parse(await readFile(path, "utf8"));
-    expect(config.default).toBe(server.base);
-    expect(config.servers[server.base]).toEqual({ token: expect.stringMatching(/^ey/), email: server.email });
+    expect(config.default_profile).toBe("default");
+    expect(config.profiles.default).toEqual({
+      url: server.base,
+      token: expect.stringMatching(/^ey/),
+      email: server.email,
+    });
     expect(await readFile(path, "utf8")).not.toContain(server.apiKey);
   });
 
@@ -148,7 +163,7 @@ describe("ferry-client (CLI) against a real server", () => {
     // The sandbox captured the notification instead of sending it; its link is the one printed.
     const outbox = await run(["outbox", "--json", "--to", "jo@example.com"]);
     expect(outbox.code, outbox.stderr).toBe(0);
-    const messages = JSON.parse(outbox.stdout) as { channel: string; links: string[] }[];
+    const { messages } = JSON.parse(outbox.stdout) as { messages: { channel: string; links: string[] }[] };
     expect(messages).toHaveLength(1);
     expect(messages[0]!.links).toContain(link);
 
@@ -206,13 +221,15 @@ describe("ferry-client (CLI) against a real server", () => {
 
     const ls = await run(["ls", "--json"]);
     expect(ls.code).toBe(0);
-    expect(JSON.parse(ls.stdout)).toEqual([
-      expect.objectContaining({ id: pullId, type: "pull", state: "complete", files: 2 }),
-      expect.objectContaining({ id: 1, type: "push", state: "open", files: 2, link }),
-    ]);
+    expect(JSON.parse(ls.stdout)).toEqual({
+      requests: [
+        expect.objectContaining({ id: pullId, type: "pull", state: "complete", files: 2 }),
+        expect.objectContaining({ id: 1, type: "push", state: "open", files: 2, link }),
+      ],
+    });
   });
 
-  it("a send killed midway (200 MB, 4 chunks in flight) is resumed by a second run with --draft", async () => {
+  it("a send killed midway (200 MB, 4 chunks in flight) is resumed by running the same command again", async () => {
     const big = join(dir, "big.bin");
     await pipeline(deterministicStream(200 * MiB, "cli-resume"), createWriteStream(big));
     const client = new FerryClient({ baseUrl: server.base, apiKey: server.apiKey, email: server.email });
@@ -242,13 +259,17 @@ describe("ferry-client (CLI) against a real server", () => {
     expect(unfinished).toMatchObject({ type: "push", is_draft: true });
     expect(unfinished.media[0]!.state).toBe("uploading");
 
-    const second = await run(["send", big, "--to", "kim@example.com", "--draft", String(draftId), "--json"]);
+    // The same command again: the same request, and only the chunks the server does not hold.
+    const second = await run(["send", big, "--to", "kim@example.com", "--concurrency", "4", "--json"]);
     expect(second.code, second.stderr + second.stdout).toBe(0);
     const result = JSON.parse(second.stdout);
     expect(result.request).toBe(draftId);
+    expect((await client.listRequests({ page_size: 100 })).count).toBe(before + 1);
     expect(result.files).toHaveLength(1);
     expect(result.files[0].media).toBe(unfinished.media[0]!.id);
     expect(result.files[0].resumed_chunks).toBeGreaterThanOrEqual(held.length);
+    expect(result.files[0].chunks_sent + result.files[0].resumed_chunks).toBe(50);
+    expect(result.files[0].chunks_sent).toBeLessThanOrEqual(50 - held.length);
     expect(result.files[0].bytes).toBe(200 * MiB);
     expect(result.files[0].sha256).toBe(
       createHash("sha256")
@@ -256,6 +277,8 @@ describe("ferry-client (CLI) against a real server", () => {
         .digest("hex"),
     );
     expect(result.notified).toEqual(["kim@example.com"]);
+    // Done: the state the first run left is gone, so the same command later is a new send.
+    expect(await readdir(join(dir, "state", "ferry", "sends"))).toEqual([]);
   });
 
   /** A pull request completed in the sandbox with generated files; its id. */
@@ -346,7 +369,7 @@ describe("ferry-client (CLI) against a real server", () => {
     });
   });
 
-  it("--quiet prints only the result, and wait --timeout exits 5", async () => {
+  it("--quiet prints only the result, and wait --timeout exits 5 after its last look", async () => {
     const asked = await run(["request", "--from", "ann@example.com", "--quiet"]);
     expect(asked.code).toBe(0);
     expect(asked.stdout.trim()).toMatch(/^\d+$/);

@@ -174,7 +174,8 @@ export const auditCommands: CommandSpec<AuditCommandDeps>[] = [
   },
   {
     name: "audit export",
-    usage: "--since DATE [--account ID] [--out FILE]   Audit entries as JSON Lines",
+    usage:
+      "--since DATE [--account ID] [--out FILE] [--json]   Audit entries as JSON Lines (--json: the summary with --out)",
     run: exportEntries,
   },
 ];
