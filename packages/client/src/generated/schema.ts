@@ -1023,7 +1023,7 @@ export interface components {
       page_type: "pushpull" | "p2";
       /** @description An absolute http(s) URL; empty or null: none. */
       callback_url?: string | null;
-      /** @default false */
+      /** @description Default when omitted: `false`. */
       display_chat?: boolean;
       /** @description ID of one of the account's requesters. */
       requester?: number | null;
@@ -2115,7 +2115,7 @@ export interface components {
     /** RequestInput */
     RequestInput: {
       /**
-       * @default pull
+       * @description Default when omitted: `"pull"`.
        * @enum {string}
        */
       type?: "push" | "pull";
@@ -2125,10 +2125,7 @@ export interface components {
       requester_privatenotes?: string;
       /** @description Alias of requester_privatenotes. */
       requestor_privatenotes?: string;
-      /**
-       * @description On PATCH, false sends a draft (422 while media are uploading).
-       * @default false
-       */
+      /** @description On PATCH, false sends a draft (422 while media are uploading). Default when omitted: `false`. */
       is_draft?: boolean;
       /** @description SMS text, at most 160 characters. */
       short_message?: string;
@@ -2327,10 +2324,10 @@ export interface components {
     /** SmtpSettingsInput */
     SmtpSettingsInput: {
       host: string;
-      /** @default 587 */
+      /** @description Default when omitted: `587`. */
       port?: number;
       /**
-       * @default starttls
+       * @description Default when omitted: `"starttls"`.
        * @enum {string}
        */
       tls?: "none" | "starttls" | "tls";
@@ -6725,7 +6722,7 @@ export interface operations {
           page_type?: "pushpull" | "p2";
           /** @description An absolute http(s) URL; empty or null: none. */
           callback_url?: string | null;
-          /** @default false */
+          /** @description Default when omitted: `false`. */
           display_chat?: boolean;
           /** @description ID of one of the account's requesters. */
           requester?: number | null;
