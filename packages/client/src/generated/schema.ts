@@ -22,7 +22,7 @@ export interface paths {
   "/v1/account/": {
     /** The account and application the token acts for (Ferry extension) */
     get: operations["getAccount"];
-    /** Change the account's default language for recipients (Ferry extension; scope branding) */
+    /** Change the account's name or default language for recipients (Ferry extension; scope branding) */
     patch: operations["updateAccount"];
   };
   "/v1/application/": {
@@ -620,6 +620,8 @@ export interface components {
     };
     /** AccountPatch */
     AccountPatch: {
+      /** @description The name recipients see (1-200 characters, trimmed). id, email, environment and application are read-only: sending one is 400. */
+      name?: string;
       /** @description The recipients' default language: one of en, es, fr, de, pt. */
       default_language?: string;
     };
@@ -2562,7 +2564,7 @@ export interface operations {
       };
     };
   };
-  /** Change the account's default language for recipients (Ferry extension; scope branding) */
+  /** Change the account's name or default language for recipients (Ferry extension; scope branding) */
   updateAccount: {
     requestBody: {
       content: {
