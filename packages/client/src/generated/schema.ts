@@ -257,7 +257,7 @@ export interface paths {
     get: operations["listMedia"];
     /**
      * Upload a file, or the first chunk of a chunked upload, to a draft push request
-     * @description Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
+     * @description Multipart/form-data and form-urlencoded (the `file` field's percent-encoded bytes) both stream files of any size up to MAX_FILE_BYTES (default 10 GiB); multipart is a third of the size on the wire. For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
      */
     post: operations["uploadMedia"];
   };
@@ -430,7 +430,7 @@ export interface paths {
   "/v1/module_container_push/pushfile/": {
     /**
      * Upload a file (or its first chunk) to a push feature; further chunks by PUT /v1/media/{id}
-     * @description multipart/form-data (or form-urlencoded up to MAX_CHUNK_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
+     * @description multipart/form-data (or form-urlencoded, to the same MAX_FILE_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
      */
     post: operations["uploadPushFile"];
   };
@@ -1637,7 +1637,7 @@ export interface components {
       name?: string;
       /**
        * Format: binary
-       * @description The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).
+       * @description The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes, percent-encoded (streamed to MAX_FILE_BYTES, as multipart).
        */
       file: string;
       /** @description Number of chunks (default 1: a whole file). */
@@ -6147,7 +6147,7 @@ export interface operations {
   };
   /**
    * Upload a file, or the first chunk of a chunked upload, to a draft push request
-   * @description Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
+   * @description Multipart/form-data and form-urlencoded (the `file` field's percent-encoded bytes) both stream files of any size up to MAX_FILE_BYTES (default 10 GiB); multipart is a third of the size on the wire. For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
    */
   uploadMedia: {
     requestBody: {
@@ -9057,7 +9057,7 @@ export interface operations {
   };
   /**
    * Upload a file (or its first chunk) to a push feature; further chunks by PUT /v1/media/{id}
-   * @description multipart/form-data (or form-urlencoded up to MAX_CHUNK_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
+   * @description multipart/form-data (or form-urlencoded, to the same MAX_FILE_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
    */
   uploadPushFile: {
     requestBody: {
