@@ -12,7 +12,7 @@ import { repoRoot } from "../helpers/process.js";
  * its own shell after the walkthrough's setup block (which reads BASE, EMAIL and API_KEY from the
  * environment, as the guide tells its reader to set them).
  */
-const guides = ["walkthrough.md", "requests.md", "containers.md", "audit.md"];
+const guides = ["walkthrough.md", "requests.md", "containers.md", "media.md", "audit.md"];
 
 /** The refusals a guide shows on purpose: `<guide> <status> <method> <path pattern>`. */
 const shownRefusals: { guide: string; status: number; method: string; path: RegExp }[] = [
