@@ -171,6 +171,47 @@ export function finishOpenApiDocument<T extends JsonObject>(document: T): T {
       }
     }
   }
+  undefaultRequestBodies(paths, named);
   const sorted = Object.fromEntries(Object.entries(named).sort(([a], [b]) => a.localeCompare(b)));
   return { ...document, paths, components: { ...components, schemas: sorted } };
+}
+
+/**
+ * Request bodies state a field's server-side default in words, not with `default` (ADR 0079):
+ * openapi-typescript 7 types every property with a `default` as present, so a body that omits a
+ * defaulted field (`is_draft`, `type`, `display_chat`) would not compile in a client although the
+ * server accepts it. Walks each request body's schema, and the components it references, in place.
+ */
+function undefaultRequestBodies(paths: JsonObject, named: JsonObject): void {
+  // Components may be the very objects route validation uses: change copies.
+  for (const [name, schema] of Object.entries(named)) named[name] = structuredClone(schema);
+  const done = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const v of node) visit(v);
+      return;
+    }
+    if (!isObject(node) || done.has(node)) return;
+    done.add(node);
+    if (typeof node.$ref === "string" && node.$ref.startsWith("#/components/schemas/"))
+      visit(named[node.$ref.slice("#/components/schemas/".length)]);
+    if ("default" in node) {
+      const said = `Default when omitted: \`${JSON.stringify(node.default)}\`.`;
+      node.description = typeof node.description === "string" ? `${node.description} ${said}` : said;
+      delete node.default;
+    }
+    for (const key of ["properties", "patternProperties", "$defs"] as const)
+      if (isObject(node[key])) for (const v of Object.values(node[key])) visit(v);
+    for (const key of ["items", "additionalProperties", "anyOf", "oneOf", "allOf", "not"] as const)
+      visit(node[key]);
+  };
+  for (const operations of Object.values(paths)) {
+    if (!isObject(operations)) continue;
+    for (const operation of Object.values(operations)) {
+      if (!isObject(operation) || !isObject(operation.requestBody)) continue;
+      const content = operation.requestBody.content;
+      if (!isObject(content)) continue;
+      for (const media of Object.values(content)) if (isObject(media)) visit(media.schema);
+    }
+  }
 }

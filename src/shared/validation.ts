@@ -5,7 +5,7 @@ import type { PhoneNumber } from "libphonenumber-js/max";
  * `{"field": ["message"]}` shape, typed readers that accept what real clients send (numbers and
  * numeric strings for integers, "true"/"false" for booleans), and the email / E.164 rules.
  */
-import { ValidationError } from "./errors.js";
+import { unprocessable, ValidationError } from "./errors.js";
 import { parseId } from "./ids.js";
 
 type PhoneLibrary = typeof import("libphonenumber-js/max");
@@ -203,7 +203,7 @@ export function isValidEmail(value: string): boolean {
 /** A phone number read as E.164, or why it cannot be. */
 export type PhoneReading = { e164: string } | { error: string };
 
-const PHONE_EXAMPLE = "e.g. +44 20 7946 0958";
+const PHONE_EXAMPLE = "e.g. +44 7700 900123";
 
 /**
  * Reads a phone number written in international form, in any usual spelling (spaces, dashes, dots,
@@ -239,6 +239,29 @@ export function readPhone(value: string): PhoneReading {
     return { error: `The number has a wrong number of digits for country code ${country}.` };
   if (!parsed.isPossible()) return { error: `Not a valid phone number for country code ${country}.` };
   return { e164: parsed.number };
+}
+
+/** Number types that cannot receive SMS, as libphonenumber-js names them, and how to say so. */
+const NOT_FOR_SMS: Record<string, string> = {
+  FIXED_LINE: "a landline (fixed-line) number",
+  TOLL_FREE: "a toll-free number",
+  PREMIUM_RATE: "a premium-rate number",
+  SHARED_COST: "a shared-cost number",
+  UAN: "a universal access number",
+  VOICEMAIL: "a voicemail access number",
+};
+
+/**
+ * Throws 422 when the number plan says `e164` (a valid number, see readPhone) is of a type that
+ * cannot receive SMS: a landline, toll-free, premium-rate... Mobile numbers, numbers that may be
+ * either (the North American plan) and numbers whose type the metadata cannot tell are accepted.
+ * `field` names the field in the message.
+ */
+export function requireSmsCapable(e164: string, field: string): void {
+  const type = phones().parsePhoneNumberWithError(e164).getType();
+  const kind = type === undefined ? undefined : NOT_FOR_SMS[type];
+  if (kind)
+    throw unprocessable(`${field}: the number is ${kind}, which cannot receive SMS. Give a mobile number.`);
 }
 
 /** The E.164 form of a phone number (see readPhone), or undefined when it is not valid. */

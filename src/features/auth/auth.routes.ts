@@ -57,6 +57,13 @@ const AccountSchema = Type.Object(
 );
 const AccountPatch = Type.Object(
   {
+    name: Type.Optional(
+      Type.String({
+        description:
+          "The name recipients see (1-200 characters, trimmed). id, email, environment and application are read-only: sending one is 400.",
+        examples: ["Owner Ltd"],
+      }),
+    ),
     default_language: Type.Optional(
       Type.String({
         description: `The recipients' default language: one of ${SUPPORTED_LOCALES.join(", ")}.`,
@@ -194,7 +201,8 @@ export function authRoutes(deps: {
         schema: {
           operationId: "updateAccount",
           tags: ["auth"],
-          summary: "Change the account's default language for recipients (Ferry extension; scope branding)",
+          summary:
+            "Change the account's name or default language for recipients (Ferry extension; scope branding)",
           security: jwtSecurity,
           body: AccountPatch,
           response: { 200: AccountSchema, ...errorResponses(400, 415), ...authErrors },
@@ -203,10 +211,7 @@ export function authRoutes(deps: {
       async (request) =>
         presentAccount(
           deps.environment,
-          await auth.updateAccount(
-            requireAuth(request),
-            (request.body ?? {}) as { default_language?: unknown },
-          ),
+          await auth.updateAccount(requireAuth(request), (request.body ?? {}) as Record<string, unknown>),
         ),
     );
   };

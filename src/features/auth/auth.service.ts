@@ -6,7 +6,7 @@ import { normaliseScopes } from "../../http/scopes.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { AppError, ValidationError } from "../../shared/errors.js";
-import { isLocale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
+import { isLocale, type Locale, SUPPORTED_LOCALES } from "../../shared/i18n/i18n.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode, type AuditWriter } from "../audit/index.js";
 import { AccountsService } from "./accounts.service.js";
@@ -25,6 +25,7 @@ import {
   revokeApplicationRow,
   touchApplication,
   updateAccountLanguage,
+  updateAccountName,
 } from "./auth.repository.js";
 import { loadJose } from "./jose.js";
 
@@ -290,27 +291,44 @@ export class AuthService {
   }
 
   /**
-   * Changes the account's settings readable through `GET /v1/account/`: `default_language`, the
-   * language of recipients whose browser names none Ferry supports and of emails and SMS (ADR 0033).
-   * 400 for an unsupported code; audited (ENTITY_UPDATED on `account`) with the change.
+   * Changes the account's settings readable through `GET /v1/account/`: `name` (shown to recipients;
+   * 1-200 characters, trimmed) and `default_language`, the language of recipients whose browser
+   * names none Ferry supports and of emails and SMS (ADR 0033). 400 naming the field for a bad
+   * value or a read-only field (`id`, `email`, `environment`, `application`), nothing changed;
+   * audited (ENTITY_UPDATED on `account`) with the change.
    */
   async updateAccount(
     ctx: AuthContext,
-    patch: { default_language?: unknown },
+    patch: Record<string, unknown>,
   ): Promise<{ account: AccountRow; application: ApplicationRow }> {
+    const errors: Record<string, string[]> = {};
+    for (const field of ["id", "email", "environment", "application"])
+      if (patch[field] !== undefined) errors[field] = ["This field is read-only."];
+    const changes: { name?: string; default_language?: Locale } = {};
+    if (patch.name !== undefined) {
+      const name = typeof patch.name === "string" ? patch.name.trim() : "";
+      if (name === "" || name.length > 200) errors.name = ["Enter a name of 1 to 200 characters."];
+      else changes.name = name;
+    }
     if (patch.default_language !== undefined) {
       const language = patch.default_language;
-      if (!isLocale(language))
-        throw ValidationError.field("default_language", `Choose one of: ${SUPPORTED_LOCALES.join(", ")}.`);
+      if (!isLocale(language)) errors.default_language = [`Choose one of: ${SUPPORTED_LOCALES.join(", ")}.`];
+      else changes.default_language = language;
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    if (Object.keys(changes).length > 0) {
       await this.database.db.transaction().execute(async (trx) => {
-        await updateAccountLanguage(trx, ctx.accountId, language, toTimestamp(this.clock.now()));
+        const now = toTimestamp(this.clock.now());
+        if (changes.name !== undefined) await updateAccountName(trx, ctx.accountId, changes.name, now);
+        if (changes.default_language !== undefined)
+          await updateAccountLanguage(trx, ctx.accountId, changes.default_language, now);
         await this.audit.write(trx, {
           accountId: ctx.accountId,
           code: AuditCode.ENTITY_UPDATED,
           apiKeyId: ctx.applicationId,
           relatedModel: "account",
           relationKey: ctx.accountId,
-          value: JSON.stringify({ default_language: language }),
+          value: JSON.stringify(changes),
         });
       });
     }

@@ -206,3 +206,29 @@ describe("token expiry, refresh window and revocation (fixed clock)", () => {
     expect(rows.find((r) => r.id === owner.applicationId)?.key_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 });
+
+describe("PATCH /v1/account/", () => {
+  const h = useHarness({ other: true });
+
+  it("renames the account: GET answers the new name, another account keeps its own", async () => {
+    const otherBefore = (await h.call("GET", "/v1/account/", undefined, h.other)).json().name;
+    const patched = await h.call("PATCH", "/v1/account/", { name: "  Harbour Legal  " });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json().name).toBe("Harbour Legal");
+    expect((await h.call("GET", "/v1/account/")).json().name).toBe("Harbour Legal");
+    expect((await h.call("GET", "/v1/account/", undefined, h.other)).json().name).toBe(otherBefore);
+  });
+
+  it("answers 400 naming a read-only field or a bad name, and changes nothing", async () => {
+    const before = (await h.call("GET", "/v1/account/")).json();
+    const readOnly = await h.call("PATCH", "/v1/account/", { name: "Changed", email: "x@example.com" });
+    expect(readOnly.statusCode).toBe(400);
+    expect(readOnly.json()).toEqual({ email: ["This field is read-only."] });
+    const empty = await h.call("PATCH", "/v1/account/", { name: "   ", default_language: "de" });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toEqual({ name: ["Enter a name of 1 to 200 characters."] });
+    const long = await h.call("PATCH", "/v1/account/", { name: "n".repeat(201) });
+    expect(long.statusCode).toBe(400);
+    expect((await h.call("GET", "/v1/account/")).json()).toEqual(before);
+  });
+});

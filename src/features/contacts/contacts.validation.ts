@@ -1,7 +1,13 @@
 /**
  * Contact method rules: the channels (`interface_class`) and the value each accepts.
  */
-import { type FieldErrors, isValidEmail, Messages, readPhone } from "../../shared/validation.js";
+import {
+  type FieldErrors,
+  isValidEmail,
+  Messages,
+  readPhone,
+  requireSmsCapable,
+} from "../../shared/validation.js";
 
 /** Contact method channels (spec: Contact Method interface_class). */
 export const INTERFACE_CLASSES = ["email", "sms"] as const;
@@ -25,7 +31,10 @@ export function checkMethodValue(
     return undefined;
   }
   const phone = readPhone(value);
-  if ("e164" in phone) return phone.e164;
+  if ("e164" in phone) {
+    requireSmsCapable(phone.e164, field);
+    return phone.e164;
+  }
   errors.add(field, phone.error);
   return undefined;
 }

@@ -194,7 +194,7 @@ export function containerFeatureRoutes(deps: {
 
     // Push files take the same bodies as POST /v1/media/, form-urlencoded included.
     await app.register(async (uploads) => {
-      registerUploadParsers(uploads, deps.config);
+      registerUploadParsers(uploads);
       uploads.post(
         "/v1/module_container_push/pushfile/",
         {
@@ -206,7 +206,7 @@ export function containerFeatureRoutes(deps: {
             summary:
               "Upload a file (or its first chunk) to a push feature; further chunks by PUT /v1/media/{id}",
             description:
-              "multipart/form-data (or form-urlencoded up to MAX_CHUNK_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.",
+              "multipart/form-data (or form-urlencoded, to the same MAX_FILE_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.",
             security,
             consumes: ["multipart/form-data", "application/x-www-form-urlencoded"],
             body: PushFileInput,

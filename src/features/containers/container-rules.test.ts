@@ -276,9 +276,9 @@ describe("container rules", () => {
       });
       const trunk = await call("POST", `/v1/module_container/recipient/${a.id}/recipient_item/`, {
         interface_class: "sms",
-        value: "+44 (0)20 7946 0958",
+        value: "+44 (0)7700 900123",
       });
-      expect(trunk.body).toMatchObject({ value: "+442079460958" });
+      expect(trunk.body).toMatchObject({ value: "+447700900123" });
     });
 
     it("refuses a feature on an expired container with 422 (a complete one takes it: container-chat.test.ts)", async () => {

@@ -13,6 +13,7 @@ import {
   readReference,
   readString,
   requireObjectBody,
+  requireSmsCapable,
 } from "../../shared/validation.js";
 import { AuditCode } from "../audit/index.js";
 import { checkCallbackDestination, checkCallbackUrl } from "../callbacks/index.js";
@@ -319,8 +320,10 @@ export class ContainersService {
         else errors.add("to", "Enter a valid email address.");
       } else {
         const phone = readPhone(to);
-        if ("e164" in phone) destination = phone.e164;
-        else errors.add("to", phone.error);
+        if ("e164" in phone) {
+          requireSmsCapable(phone.e164, "to");
+          destination = phone.e164;
+        } else errors.add("to", phone.error);
       }
     }
     errors.throwIfAny();

@@ -11,6 +11,7 @@ import {
   readPhone,
   readString,
   requireObjectBody,
+  requireSmsCapable,
 } from "../../shared/validation.js";
 import { AuditCode } from "../audit/index.js";
 import {
@@ -77,7 +78,10 @@ function checkItemValue(cls: ItemClass, raw: unknown, errors: FieldErrors): stri
   if (cls === "email" && !isValidEmail(value)) errors.add("value", "Enter a valid email address.");
   else if (cls === "sms") {
     const phone = readPhone(value);
-    if ("e164" in phone) return phone.e164;
+    if ("e164" in phone) {
+      requireSmsCapable(phone.e164, "value");
+      return phone.e164;
+    }
     errors.add("value", phone.error);
   } else return value;
   return errors.any ? undefined : value;

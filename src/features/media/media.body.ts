@@ -1,8 +1,9 @@
 /**
  * Upload bodies as a stream of `UploadPart`s: multipart/form-data (the file part streamed, never
- * buffered), application/x-www-form-urlencoded (the `file` field's raw bytes, necessarily
- * buffered, so bounded by the chunk size) and, for chunks, application/octet-stream (the whole body
- * is the chunk, streamed; its fields come from the query string; ADR 0041).
+ * buffered), application/x-www-form-urlencoded (the `file` field's bytes percent-decoded as they
+ * arrive, streamed to the same limit as a multipart file) and, for chunks,
+ * application/octet-stream (the whole body is the chunk, streamed; its fields come from the query
+ * string; ADR 0041).
  */
 import { pipeline, Readable, Transform } from "node:stream";
 import type { Multipart as MultipartPart } from "@fastify/multipart";
@@ -12,58 +13,27 @@ import { AppError, ValidationError } from "../../shared/errors.js";
 import { markBodyPieces } from "../../shared/owned-buffers.js";
 import type { UploadPart } from "./media.context.js";
 
-/** A form-urlencoded body as parsed by `registerRawFormParser`: text fields and the raw `file` bytes. */
-interface RawForm {
-  fields: Record<string, string>;
-  file?: Buffer;
+/** A form-urlencoded upload body handed on unread (see `registerStreamedFormParser`). */
+class FormBody {
+  readonly #stream: Readable;
+  constructor(stream: Readable) {
+    this.#stream = stream;
+  }
+  /** The request's body bytes, not yet read. */
+  get stream(): Readable {
+    return this.#stream;
+  }
 }
 
 /**
- * Replaces, in this plugin's scope only, the form-urlencoded parser with one that keeps the `file`
- * field as raw bytes (percent-decoded, not UTF-8 decoded). Bodies over `maxBytes` are 413 with
- * `tooLarge`'s message, checked on Content-Length first.
+ * Replaces, in this plugin's scope only, the form-urlencoded parser with one that hands the body on
+ * unread: `uploadParts` reads its fields and streams its `file` field's bytes (percent-decoded, not
+ * UTF-8 decoded) to the upload's limit, as a multipart file part is streamed.
  */
-export function registerRawFormParser(
-  app: FastifyInstance,
-  maxBytes: number,
-  tooLarge: () => AppError,
-): void {
+export function registerStreamedFormParser(app: FastifyInstance): void {
   app.removeContentTypeParser("application/x-www-form-urlencoded");
-  app.addContentTypeParser("application/x-www-form-urlencoded", (request, payload, done) => {
-    const declared = Number(request.headers["content-length"] ?? "0");
-    if (declared > maxBytes) {
-      done(tooLarge(), undefined);
-      return;
-    }
-    const pieces: Buffer[] = [];
-    let total = 0;
-    let failed = false;
-    payload.on("data", (piece: Buffer) => {
-      if (failed) return;
-      total += piece.length;
-      if (total > maxBytes) {
-        failed = true;
-        done(tooLarge(), undefined);
-        return;
-      }
-      pieces.push(piece);
-    });
-    payload.on("error", (err) => {
-      if (!failed) {
-        failed = true;
-        done(err, undefined);
-      }
-    });
-    payload.on("end", () => {
-      if (failed) return;
-      try {
-        const form = parseFormBytes(Buffer.concat(pieces));
-        refuseNul(form.fields);
-        done(null, form);
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+  app.addContentTypeParser("application/x-www-form-urlencoded", (_request, payload, done) => {
+    done(null, new FormBody(payload));
   });
 }
 
@@ -95,33 +65,14 @@ export function registerRawBodyParser(app: FastifyInstance): void {
   });
 }
 
+/** True when the request's body is a form-urlencoded upload body left unread. */
+export function isFormBody(request: FastifyRequest): boolean {
+  return request.body instanceof FormBody;
+}
+
 /** True when the request's body is an application/octet-stream body left unread. */
 export function isRawBody(request: FastifyRequest): boolean {
   return request.body instanceof RawBody;
-}
-
-// Bodies produced by parseFormBytes (a JSON body shaped alike is not one).
-const parsedForms = new WeakSet<object>();
-
-/** Parses `a=1&file=%00%FF...`: text fields as UTF-8, `file` as the decoded bytes (first occurrence wins). */
-function parseFormBytes(body: Buffer): RawForm {
-  const out: RawForm = { fields: {} };
-  parsedForms.add(out);
-  let start = 0;
-  while (start <= body.length) {
-    let end = body.indexOf(0x26, start); // "&"
-    if (end === -1) end = body.length;
-    if (end > start) {
-      const pair = body.subarray(start, end);
-      const eq = pair.indexOf(0x3d); // "="
-      const name = decodeComponent(eq === -1 ? pair : pair.subarray(0, eq)).toString("utf8");
-      const value = eq === -1 ? Buffer.alloc(0) : decodeComponent(pair.subarray(eq + 1));
-      if (name === "file") out.file ??= value;
-      else if (name !== "__proto__" && !(name in out.fields)) out.fields[name] = value.toString("utf8");
-    }
-    start = end + 1;
-  }
-  return out;
 }
 
 function hex(byte: number): number {
@@ -149,11 +100,122 @@ function decodeComponent(input: Buffer): Buffer {
   return out.subarray(0, o);
 }
 
-/** The parts of a form-urlencoded upload: every field, then the file (if any). */
-async function* formParts(form: RawForm): AsyncGenerator<UploadPart> {
-  for (const [name, value] of Object.entries(form.fields)) yield { kind: "field", name, value };
-  if (form.file)
-    yield { kind: "file", field: "file", stream: Readable.from([form.file], { objectMode: false }) };
+const AMPERSAND = 0x26;
+const EQUALS = 0x3d;
+const PERCENT = 0x25;
+/** The most bytes of a form field's name and value other than `file`. */
+const FORM_FIELD_LIMIT = 64 * 1024;
+
+/**
+ * The parts of a form-urlencoded upload in arrival order: `a=1&file=%00%FF...&b=2`. Text fields are
+ * UTF-8 (400 past 64 KiB); the first `file` field streams as its decoded bytes, failing with
+ * `cap.tooLarge()` once more than `cap.bytes` have passed; a later `file` field is skipped (the
+ * first occurrence of a name wins).
+ */
+async function* streamedFormParts(source: Readable, cap: RawChunkCap): AsyncGenerator<UploadPart> {
+  const reader = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let buffer: Buffer = Buffer.alloc(0);
+  let ended = false;
+  const pull = async (): Promise<void> => {
+    const next = await reader.next();
+    if (next.done) ended = true;
+    else buffer = buffer.length === 0 ? next.value : Buffer.concat([buffer, next.value]);
+  };
+  const firstOf = (stops: number[]): number => {
+    let at = -1;
+    for (const stop of stops) {
+      const i = buffer.indexOf(stop);
+      if (i !== -1 && (at === -1 || i < at)) at = i;
+    }
+    return at;
+  };
+  // Bytes up to the next of `stops` (consumed) or the end of the body; 400 past the field limit.
+  const readUntil = async (stops: number[], field: string): Promise<{ bytes: Buffer; stop?: number }> => {
+    for (;;) {
+      const at = firstOf(stops);
+      if (at !== -1) {
+        const bytes = buffer.subarray(0, at);
+        const stop = buffer[at];
+        buffer = buffer.subarray(at + 1);
+        return { bytes, stop };
+      }
+      if (buffer.length > FORM_FIELD_LIMIT)
+        throw ValidationError.field(
+          field,
+          `Ensure this field has no more than ${FORM_FIELD_LIMIT} characters.`,
+        );
+      if (ended) {
+        const bytes = buffer;
+        buffer = Buffer.alloc(0);
+        return { bytes };
+      }
+      await pull();
+    }
+  };
+  let fileOpen = false;
+  let fileSeen = false;
+  // The file field's value, decoded piece by piece; an escape cut between pieces waits for the next.
+  async function* fileBytes(counted: boolean): AsyncGenerator<Buffer> {
+    let total = 0;
+    try {
+      for (;;) {
+        const at = buffer.indexOf(AMPERSAND);
+        let take: Buffer;
+        const last = at !== -1 || ended;
+        if (at !== -1) {
+          take = buffer.subarray(0, at);
+          buffer = buffer.subarray(at + 1);
+        } else if (ended) {
+          take = buffer;
+          buffer = Buffer.alloc(0);
+        } else {
+          const n = buffer.length;
+          const keep = n >= 1 && buffer[n - 1] === PERCENT ? 1 : n >= 2 && buffer[n - 2] === PERCENT ? 2 : 0;
+          take = buffer.subarray(0, n - keep);
+          buffer = buffer.subarray(n - keep);
+        }
+        if (take.length > 0 && counted) {
+          const decoded = decodeComponent(take);
+          total += decoded.length;
+          if (total > cap.bytes) throw cap.tooLarge();
+          yield decoded;
+        }
+        if (last) return;
+        await pull();
+      }
+    } finally {
+      fileOpen = false;
+    }
+  }
+  for (;;) {
+    // A file the reader left unfinished is read to its end before the next field.
+    if (fileOpen) for await (const _ of fileBytes(false));
+    if (buffer.length === 0) {
+      if (ended) return;
+      await pull();
+      continue;
+    }
+    const { bytes: rawName, stop } = await readUntil([EQUALS, AMPERSAND], "non_field_errors");
+    const name = decodeComponent(rawName).toString("utf8");
+    refuseNul(name, "non_field_errors");
+    if (stop !== EQUALS) {
+      // `name` alone, or an empty pair: a field without a value.
+      if (name !== "" && name !== "file" && name !== "__proto__") yield { kind: "field", name, value: "" };
+      continue;
+    }
+    if (name === "file") {
+      fileOpen = true;
+      if (fileSeen) continue;
+      fileSeen = true;
+      yield { kind: "file", field: "file", stream: Readable.from(fileBytes(true), { objectMode: false }) };
+      continue;
+    }
+    const { bytes } = await readUntil([AMPERSAND], name);
+    if (name === "__proto__") continue;
+    const value = decodeComponent(bytes).toString("utf8");
+    refuseNul(value, name);
+    yield { kind: "field", name, value };
+  }
 }
 
 /**
@@ -214,7 +276,7 @@ export interface UploadLimits {
   /** The most bytes of file in a multipart body. */
   fileBytes: number;
   fileTooLarge(): AppError;
-  /** The most bytes of file in a form-urlencoded body. */
+  /** The most bytes of file in a form-urlencoded body (decoded). */
   formBytes: number;
   formTooLarge(): AppError;
 }
@@ -310,10 +372,7 @@ export function uploadParts(
   unsupported = "Send the upload as multipart/form-data (recommended) or application/x-www-form-urlencoded.",
 ): AsyncIterable<UploadPart> {
   if (request.isMultipart()) return multipartParts(request, limits);
-  const body = request.body as RawForm | undefined;
-  if (body && typeof body === "object" && parsedForms.has(body)) {
-    if (body.file && body.file.length > limits.formBytes) throw limits.formTooLarge();
-    return formParts(body);
-  }
+  if (request.body instanceof FormBody)
+    return streamedFormParts(request.body.stream, { bytes: limits.formBytes, tooLarge: limits.formTooLarge });
   throw new AppError("UNSUPPORTED_MEDIA_TYPE", unsupported);
 }

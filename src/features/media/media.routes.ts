@@ -12,15 +12,16 @@ import {
   jwtSecurity,
   PaginatedOf,
 } from "../../http/openapi.js";
-import { AppError } from "../../shared/errors.js";
+import type { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
 import { releaseWhenWritten } from "../../shared/owned-buffers.js";
 import { paginate, parsePageRequest } from "../../shared/pagination.js";
 import {
   chunkParts,
+  isFormBody,
   isRawBody,
   registerRawBodyParser,
-  registerRawFormParser,
+  registerStreamedFormParser,
   uploadParts,
 } from "./media.body.js";
 import type { CallMeta } from "./media.context.js";
@@ -101,25 +102,17 @@ export function sendDownload(
   return reply.code(download.status).headers(download.headers).send(download.body);
 }
 
-/** 413 for a form-urlencoded upload over its limit. */
-function formTooLarge(config: Config): AppError {
-  return new AppError(
-    "PAYLOAD_TOO_LARGE",
-    `A form-urlencoded upload carries at most ${config.MAX_CHUNK_BYTES} bytes of file. Send larger files as multipart/form-data, or in chunks.`,
-  );
-}
-
 /**
  * Lets the routes registered on `app` (one plugin scope) take form-urlencoded uploads, whose `file`
- * field is kept as raw bytes. Percent-encoding triples a byte at most: a chunk-sized file fits in
- * three chunk sizes.
+ * field streams as its decoded bytes to the route's limit, as a multipart file part does.
  */
-export function registerUploadParsers(app: FastifyInstance, config: Config): void {
-  registerRawFormParser(app, 3 * config.MAX_CHUNK_BYTES + 64 * 1024, () => formTooLarge(config));
+export function registerUploadParsers(app: FastifyInstance): void {
+  registerStreamedFormParser(app);
 }
 
 /**
- * Refuses a multipart body that announces more than `max` bytes (a raw body, `rawMax`) before
+ * Refuses a multipart body that announces more than `max` bytes (a raw body, `rawMax`; a
+ * form-urlencoded one, three times `max`, as percent-encoding triples a byte at most) before
  * reading any of it.
  */
 function guardUpload(
@@ -130,7 +123,11 @@ function guardUpload(
   rawMax = max,
 ): void {
   const declared = Number(request.headers["content-length"] ?? "0");
-  if ((request.isMultipart() && declared > max) || (isRawBody(request) && declared > rawMax)) {
+  if (
+    (request.isMultipart() && declared > max) ||
+    (isRawBody(request) && declared > rawMax) ||
+    (isFormBody(request) && declared > 3 * max)
+  ) {
     reply.header("connection", "close");
     throw tooLarge;
   }
@@ -165,8 +162,8 @@ export async function receiveUpload(
       uploadParts(request, {
         fileBytes: config.MAX_FILE_BYTES,
         fileTooLarge: () => fileTooLarge(config.MAX_FILE_BYTES),
-        formBytes: config.MAX_CHUNK_BYTES,
-        formTooLarge: () => formTooLarge(config),
+        formBytes: config.MAX_FILE_BYTES,
+        formTooLarge: () => fileTooLarge(config.MAX_FILE_BYTES),
       }),
       callMeta(request),
     );
@@ -181,7 +178,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
   return async (app) => {
     const tags = ["media"];
     const common = { config: { scope: "media" as const } };
-    registerUploadParsers(app, config);
+    registerUploadParsers(app);
     registerRawBodyParser(app);
 
     app.post(
@@ -194,7 +191,7 @@ export function mediaRoutes(media: MediaService, config: Config): RouteModule {
           tags,
           summary: "Upload a file, or the first chunk of a chunked upload, to a draft push request",
           description:
-            "Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.",
+            "Multipart/form-data and form-urlencoded (the `file` field's percent-encoded bytes) both stream files of any size up to MAX_FILE_BYTES (default 10 GiB); multipart is a third of the size on the wire. For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.",
           security: jwtSecurity,
           consumes: uploadTypes,
           body: MediaCreateBody,

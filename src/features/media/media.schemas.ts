@@ -101,7 +101,7 @@ export const MediaCreateBody = Type.Object(
     file: Type.String({
       format: "binary",
       description:
-        "The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).",
+        "The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes, percent-encoded (streamed to MAX_FILE_BYTES, as multipart).",
     }),
     total_chunks: Type.Optional(
       Type.Integer({ minimum: 1, description: "Number of chunks (default 1: a whole file)." }),

@@ -416,22 +416,6 @@ describe("bad input", () => {
     expect(formRes.statusCode).toBe(413);
   });
 
-  it("refuses a form-urlencoded file over 4 MiB with 413, pointing to multipart or chunks", async () => {
-    const wholeForm = urlencoded({ request: draft, name: "big.bin" }, bytesOf(4 * MiB + 1));
-    const wholeRes = await t.app.inject({
-      method: "POST",
-      url: "/v1/media/",
-      headers: { ...owner.headers, ...wholeForm.headers },
-      payload: wholeForm.payload,
-    });
-    expect(wholeRes.statusCode).toBe(413);
-    expect(wholeRes.json()).toEqual({
-      code: "PAYLOAD_TOO_LARGE",
-      detail:
-        "A form-urlencoded upload carries at most 4194304 bytes of file. Send larger files as multipart/form-data, or in chunks.",
-    });
-  });
-
   it("refuses chunk number 0 with 400", async () => {
     const zero = await upload(
       { request: draft, name: "c.bin", total_chunks: 2, current_chunk: 0 },

@@ -2,7 +2,7 @@ import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
-import { notFound, unprocessable } from "../../shared/errors.js";
+import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
 import { parseId, randomId } from "../../shared/ids.js";
 import { containsPattern } from "../../shared/like.js";
 import type { PageRequest } from "../../shared/pagination.js";
@@ -402,6 +402,7 @@ export class RequestsService {
       const row = await findRequest(trx, auth.accountId, id, { forUpdate: this.lockRows });
       if (!row) throw notFound("Request");
       if (row.complete === 1) throw unprocessable("A complete request is read-only; it can only be deleted.");
+      await this.refuseMediaChange(trx, row.id, body);
       const wasDraft = row.is_draft === 1;
       if (!wasDraft && input.isDraft === true)
         throw unprocessable("A sent request cannot become a draft again.");
@@ -465,6 +466,34 @@ export class RequestsService {
       await this.record(trx, auth, AuditCode.ENTITY_UPDATED, row.id, changedFields(input));
       return this.present(trx, updated);
     });
+  }
+
+  /**
+   * `media` on PATCH: the spec lists it as accepted on update, but files are added and removed
+   * through /v1/media/. A body that sends the request's media back unchanged (ids, or objects with
+   * `id`, in any order) is accepted; any other `media` is 400 naming the field, so a change is never
+   * silently dropped.
+   */
+  private async refuseMediaChange(ex: Executor, requestId: number, body: unknown): Promise<void> {
+    const given =
+      typeof body === "object" && body !== null ? (body as Record<string, unknown>).media : undefined;
+    if (given === undefined) return;
+    const ids = Array.isArray(given)
+      ? given.map((item) =>
+          typeof item === "object" && item !== null ? (item as Record<string, unknown>).id : item,
+        )
+      : undefined;
+    const current = (await this.media.rowsOfRequests(ex, [requestId])).map((m) => m.id);
+    const same =
+      ids !== undefined &&
+      ids.length === current.length &&
+      ids.every((id) => current.includes(Number(id))) &&
+      new Set(ids.map(Number)).size === ids.length;
+    if (!same)
+      throw ValidationError.field(
+        "media",
+        "Media are not changed through the request: add files with POST /v1/media/ and remove them with DELETE /v1/media/{id}/.",
+      );
   }
 
   /**

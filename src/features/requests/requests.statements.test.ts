@@ -36,7 +36,7 @@ beforeAll(async () => {
       inlineContact(
         [
           ["email", "jane@example.com"],
-          ["sms", "+441234567890"],
+          ["sms", "+447700900456"],
         ],
         { first_name: "Jane" },
       ),

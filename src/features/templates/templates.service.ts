@@ -219,7 +219,15 @@ export class EmailTemplatesService {
     for (const key of ["subject", "html"] as const) {
       const source = out[key];
       if (source === undefined || errors[key]) continue;
-      const v = await this.renderer.validate(source, accountId);
+      let v: Awaited<ReturnType<typeof this.renderer.validate>>;
+      try {
+        v = await this.renderer.validate(source, accountId);
+      } catch (err) {
+        // The check itself stopped at a limit of the render pool (time, memory): the same 422 as a render.
+        if (err instanceof TemplateError)
+          throw new AppError("UNPROCESSABLE_ENTITY", `The template could not be rendered: ${err.message}`);
+        throw err;
+      }
       if (!v.ok) errors[key] = [`Template syntax error on line ${v.line}: ${v.message}`];
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);

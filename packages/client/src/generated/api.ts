@@ -169,7 +169,7 @@ export class FerryApi extends FerryCore {
     return this.call("getAccount", {}, options) as Promise<Success<operations["getAccount"]>>;
   }
 
-  /** Change the account's default language for recipients (Ferry extension; scope branding) (`PATCH /v1/account/`). */
+  /** Change the account's name or default language for recipients (Ferry extension; scope branding) (`PATCH /v1/account/`). */
   updateAccount(args: { body: JsonBody<operations["updateAccount"]> }, options?: CallOptions): Promise<Success<operations["updateAccount"]>> {
     return this.call("updateAccount", args ?? {}, options) as Promise<Success<operations["updateAccount"]>>;
   }

@@ -22,7 +22,7 @@ export interface paths {
   "/v1/account/": {
     /** The account and application the token acts for (Ferry extension) */
     get: operations["getAccount"];
-    /** Change the account's default language for recipients (Ferry extension; scope branding) */
+    /** Change the account's name or default language for recipients (Ferry extension; scope branding) */
     patch: operations["updateAccount"];
   };
   "/v1/application/": {
@@ -257,7 +257,7 @@ export interface paths {
     get: operations["listMedia"];
     /**
      * Upload a file, or the first chunk of a chunked upload, to a draft push request
-     * @description Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
+     * @description Multipart/form-data and form-urlencoded (the `file` field's percent-encoded bytes) both stream files of any size up to MAX_FILE_BYTES (default 10 GiB); multipart is a third of the size on the wire. For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
      */
     post: operations["uploadMedia"];
   };
@@ -430,7 +430,7 @@ export interface paths {
   "/v1/module_container_push/pushfile/": {
     /**
      * Upload a file (or its first chunk) to a push feature; further chunks by PUT /v1/media/{id}
-     * @description multipart/form-data (or form-urlencoded up to MAX_CHUNK_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
+     * @description multipart/form-data (or form-urlencoded, to the same MAX_FILE_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
      */
     post: operations["uploadPushFile"];
   };
@@ -624,6 +624,8 @@ export interface components {
     };
     /** AccountPatch */
     AccountPatch: {
+      /** @description The name recipients see (1-200 characters, trimmed). id, email, environment and application are read-only: sending one is 400. */
+      name?: string;
       /** @description The recipients' default language: one of en, es, fr, de, pt. */
       default_language?: string;
     };
@@ -1027,7 +1029,7 @@ export interface components {
       page_type: "pushpull" | "p2";
       /** @description An absolute http(s) URL; empty or null: none. */
       callback_url?: string | null;
-      /** @default false */
+      /** @description Default when omitted: `false`. */
       display_chat?: boolean;
       /** @description ID of one of the account's requesters. */
       requester?: number | null;
@@ -1639,7 +1641,7 @@ export interface components {
       name?: string;
       /**
        * Format: binary
-       * @description The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes (at most MAX_CHUNK_BYTES).
+       * @description The file (whole) or the first chunk sent (chunked). Multipart: a file part; form-urlencoded: the field's raw bytes, percent-encoded (streamed to MAX_FILE_BYTES, as multipart).
        */
       file: string;
       /** @description Number of chunks (default 1: a whole file). */
@@ -2119,7 +2121,7 @@ export interface components {
     /** RequestInput */
     RequestInput: {
       /**
-       * @default pull
+       * @description Default when omitted: `"pull"`.
        * @enum {string}
        */
       type?: "push" | "pull";
@@ -2129,10 +2131,7 @@ export interface components {
       requester_privatenotes?: string;
       /** @description Alias of requester_privatenotes. */
       requestor_privatenotes?: string;
-      /**
-       * @description On PATCH, false sends a draft (422 while media are uploading).
-       * @default false
-       */
+      /** @description On PATCH, false sends a draft (422 while media are uploading). Default when omitted: `false`. */
       is_draft?: boolean;
       /** @description SMS text, at most 160 characters. */
       short_message?: string;
@@ -2331,10 +2330,10 @@ export interface components {
     /** SmtpSettingsInput */
     SmtpSettingsInput: {
       host: string;
-      /** @default 587 */
+      /** @description Default when omitted: `587`. */
       port?: number;
       /**
-       * @default starttls
+       * @description Default when omitted: `"starttls"`.
        * @enum {string}
        */
       tls?: "none" | "starttls" | "tls";
@@ -2569,7 +2568,7 @@ export interface operations {
       };
     };
   };
-  /** Change the account's default language for recipients (Ferry extension; scope branding) */
+  /** Change the account's name or default language for recipients (Ferry extension; scope branding) */
   updateAccount: {
     requestBody: {
       content: {
@@ -6152,7 +6151,7 @@ export interface operations {
   };
   /**
    * Upload a file, or the first chunk of a chunked upload, to a draft push request
-   * @description Multipart/form-data streams files of any size up to MAX_FILE_BYTES (default 10 GiB); form-urlencoded carries the `file` field's raw bytes and is limited to MAX_CHUNK_BYTES (4 MiB). For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
+   * @description Multipart/form-data and form-urlencoded (the `file` field's percent-encoded bytes) both stream files of any size up to MAX_FILE_BYTES (default 10 GiB); multipart is a third of the size on the wire. For a chunked upload send `total_chunks` and `current_chunk` here and the other chunks by PUT /v1/media/{id}, in any order. `content_type` defaults to the file part's type, `name` to its file name.
    */
   uploadMedia: {
     requestBody: {
@@ -6729,7 +6728,7 @@ export interface operations {
           page_type?: "pushpull" | "p2";
           /** @description An absolute http(s) URL; empty or null: none. */
           callback_url?: string | null;
-          /** @default false */
+          /** @description Default when omitted: `false`. */
           display_chat?: boolean;
           /** @description ID of one of the account's requesters. */
           requester?: number | null;
@@ -9062,7 +9061,7 @@ export interface operations {
   };
   /**
    * Upload a file (or its first chunk) to a push feature; further chunks by PUT /v1/media/{id}
-   * @description multipart/form-data (or form-urlencoded up to MAX_CHUNK_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
+   * @description multipart/form-data (or form-urlencoded, to the same MAX_FILE_BYTES) with `push` (the feature id), `file`, and optionally `name`, `total_chunks`, `current_chunk`. The file becomes a media of the container (`request` is the container id) and of the feature.
    */
   uploadPushFile: {
     requestBody: {

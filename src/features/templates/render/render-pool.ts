@@ -94,7 +94,12 @@ export function createRenderPool(options: RenderPoolOptions): TemplateRenderer {
     });
     worker.unref();
     const slot: Slot = { worker, current: undefined, timer: undefined };
-    start(slot, first);
+    // The first task is handed over at once (the worker reads it when it runs) but its wall-clock
+    // limit starts when the worker does: starting a thread on a loaded machine is not the render's time.
+    start(slot, first, false);
+    worker.once("online", () => {
+      if (slot.current === first && !slot.timer) armTimer(slot);
+    });
     worker.on("message", (answer: RenderAnswer) => {
       const pending = slot.current;
       if (!pending || pending.id !== answer.id) return;
@@ -168,13 +173,19 @@ export function createRenderPool(options: RenderPoolOptions): TemplateRenderer {
     }
   }
 
-  function start(slot: Slot, pending: Pending): void {
+  /** Hands `pending` to the slot's worker; with `timed`, its wall-clock limit starts now. */
+  function start(slot: Slot, pending: Pending, timed = true): void {
     slot.current = pending;
+    if (timed) armTimer(slot);
+    slot.worker.postMessage({ id: pending.id, task: pending.task });
+  }
+
+  /** Stops the slot's worker (the task fails with the time limit) once the limit and its grace pass. */
+  function armTimer(slot: Slot): void {
     slot.timer = setTimeout(
       () => retire(slot, new TemplateError(TIME_LIMIT_MESSAGE)),
       options.timeLimitMs + HARD_STOP_GRACE_MS,
     );
-    slot.worker.postMessage({ id: pending.id, task: pending.task });
   }
 
   function run<T>(accountId: number | undefined, task: RenderTask): Promise<T> {
