@@ -349,6 +349,12 @@ export const settings = {
     example: "600",
     parse: int(600, 10, 7 * 24 * 3600),
   },
+  S3_ABORT_INCOMPLETE_UPLOADS_HOURS: {
+    group: "storage",
+    doc: "With BLOB_STORE=s3, the storage cleanup (and `ferry storage gc`) aborts S3 multipart uploads started this many hours ago or earlier and never completed (left by a killed process), freeing their parts; 0 aborts every one, including uploads in progress.",
+    example: "24",
+    parse: int(24, 0, 24 * 365),
+  },
   STORAGE_GC_INTERVAL_MINUTES: {
     group: "storage",
     doc: "How often the worker runs the storage cleanup (stale uploads, orphan blobs).",
