@@ -24,6 +24,7 @@ import {
 import { mediaRoutes } from "./media.routes.js";
 import { MediaService } from "./media.service.js";
 import { DigestCache } from "./media-digest-cache.js";
+import { saveDigestSnapshot } from "./media-digest-state.js";
 
 export { rawChunkParts, registerRawBodyParser } from "./media.body.js";
 export { mediaCommands } from "./media.commands.js";
@@ -60,7 +61,11 @@ export function createMediaFeature(deps: {
   targets: MediaTargets;
   features: FeatureTargets;
 }): Feature<MediaService> {
-  const service = new MediaService({ ...deps, digests: new DigestCache() });
+  // The running digests of chunked uploads, saved in the database so any node continues them (ADR 0075).
+  const digests = new DigestCache(undefined, undefined, undefined, (mediaId, snapshot) =>
+    saveDigestSnapshot(deps.database.db, mediaId, snapshot),
+  );
+  const service = new MediaService({ ...deps, digests });
   const { storage, downloads } = service;
   return {
     service,

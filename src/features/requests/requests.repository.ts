@@ -605,6 +605,8 @@ const mediaColumns = allColumns<MediaTable>()([
   "recipient_id",
   "declared_bytes",
   "fingerprint",
+  "digest_chunks",
+  "digest_state",
   "created",
   "updated",
 ]);
