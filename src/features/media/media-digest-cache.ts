@@ -126,9 +126,11 @@ class BlockPool {
  * spent, a chunk ahead waits (its body is read no further) while the chunks before it are hashed,
  * rather than being read back; it gives up holding after `holdWaitMs` without room. A chunk that
  * fails part way, and the last hashed chunk sent again (a client that lost the answer, or a resumed
- * upload), rewind the digests to a checkpoint taken before that chunk. Anything else unusual (a
- * chunk sent again while a copy is in flight, an earlier chunk replaced, another node, a restart)
- * drops the entry and completion falls back to decrypting the parts.
+ * upload), rewind the digests to a checkpoint taken before that chunk. A chunk this process cannot
+ * continue (the chunks before it went to another node, or it restarted) continues the state saved
+ * in the database with the chunk before it (ADR 0075), when there is one. Anything else unusual (a
+ * chunk sent again while a copy is in flight, an earlier chunk replaced) drops the entry and
+ * completion continues from the saved state, decrypting the parts after it.
  */
 export class DigestCache {
   readonly #entries = new Map<number, Entry>();

@@ -3,6 +3,7 @@
  * thread so the request thread only copies bytes into batches: MD5 alone costs about 1.3 s per GiB
  * here, more than encrypting and writing the same bytes. One worker serves every upload of the
  * process; it is started on first use and holds the running hash state of each `Digests` by id.
+ * The hashes are hash-wasm's, so a running state can be saved and continued elsewhere (ADR 0075).
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
