@@ -235,6 +235,8 @@ class DigestWorkerHost {
     const route = this.#routes.get(id);
     if (!route) return;
     this.#routes.delete(id);
+    // A `save` still awaiting the worker gets no answer once the route is gone.
+    for (const save of route.saves.splice(0)) save.reject(new Error("digests dropped"));
     // A caller of `update` waiting for room goes on (its later updates are no-ops); no ack would
     // wake it once the route is gone, and it would hold what it was feeding for good.
     this.#wake(route);
