@@ -19,8 +19,9 @@ export const mediaNodesBench: BenchModule = {
   async run() {
     const size = Number(process.env.BENCH_NODES_MIB ?? 256) * MIB;
     const total = Math.ceil(size / CHUNK);
-    const a = await createTestApp({ MAX_FILE_BYTES: String(size + MIB) });
-    const b = await createPeerApp(a, { MAX_FILE_BYTES: String(size + MIB) });
+    const env = { MAX_FILE_BYTES: String(size + MIB), UPLOAD_DIGEST_STATE: "on" };
+    const a = await createTestApp(env);
+    const b = await createPeerApp(a, env);
     try {
       const owner = await createTestAccount(a);
       const draft = await createRequest(a, owner, { type: "push", is_draft: true });

@@ -25,6 +25,7 @@ import { mediaRoutes } from "./media.routes.js";
 import { MediaService } from "./media.service.js";
 import { DigestCache } from "./media-digest-cache.js";
 import { saveDigestSnapshot } from "./media-digest-state.js";
+import { useResumableDigests } from "./media-digests.js";
 
 export { rawChunkParts, registerRawBodyParser } from "./media.body.js";
 export { mediaCommands } from "./media.commands.js";
@@ -61,9 +62,16 @@ export function createMediaFeature(deps: {
   targets: MediaTargets;
   features: FeatureTargets;
 }): Feature<MediaService> {
-  // The running digests of chunked uploads, saved in the database so any node continues them (ADR 0075).
-  const digests = new DigestCache(undefined, undefined, undefined, (mediaId, snapshot) =>
-    saveDigestSnapshot(deps.database.db, mediaId, snapshot),
+  // The running digests of chunked uploads, saved in the database so any node continues them
+  // (ADR 0075), when the deployment asks for it: resumable hashes cost more CPU than native ones.
+  const setting = deps.config.UPLOAD_DIGEST_STATE;
+  const resumable = setting === "on" || (setting === "auto" && deps.config.DATABASE_URL !== undefined);
+  useResumableDigests(resumable);
+  const digests = new DigestCache(
+    undefined,
+    undefined,
+    undefined,
+    resumable ? (mediaId, snapshot) => saveDigestSnapshot(deps.database.db, mediaId, snapshot) : undefined,
   );
   const service = new MediaService({ ...deps, digests });
   const { storage, downloads } = service;

@@ -31,8 +31,8 @@ let owner: TestAccount;
 let draft: number;
 
 beforeAll(async () => {
-  a = await createTestApp();
-  b = await createPeerApp(a);
+  a = await createTestApp({ UPLOAD_DIGEST_STATE: "on" });
+  b = await createPeerApp(a, { UPLOAD_DIGEST_STATE: "on" });
   owner = await createTestAccount(a);
   draft = await createRequest(a, owner, { type: "push", is_draft: true });
 });

@@ -33,75 +33,121 @@ const MAX_POOLED_BATCHES = 8;
 // Messages are handled one after another (the hashers are created asynchronously at start).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { createMD5, createSHA256 } = require(workerData.hashWasm);
 const states = new Map();
-let md5, sha256, empty;
-const fresh = () => ({ md5: empty.md5, sha256: empty.sha256, mark: undefined });
-const handle = (m) => {
-  if (m.op === "update") {
-    // m.pieces: upload id and byte count of each piece, in the order they fill m.buf.
-    for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
-      const id = m.pieces[i];
-      const len = m.pieces[i + 1];
-      let s = states.get(id);
-      if (!s) states.set(id, (s = fresh()));
-      const bytes = new Uint8Array(m.buf, at, len);
-      at += len;
-      if (s.broken) continue;
-      s.md5 = md5.load(s.md5).update(bytes).save();
-      s.sha256 = sha256.load(s.sha256).update(bytes).save();
+let handle;
+if (!workerData.resumable) {
+  // Native hashes: the fastest, but their running state cannot leave the process.
+  const { createHash } = require("node:crypto");
+  const fresh = () => ({ sha256: createHash("sha256"), md5: createHash("md5"), mark: undefined });
+  handle = (m) => {
+    if (m.op === "update") {
+      // m.pieces: upload id and byte count of each piece, in the order they fill m.buf.
+      for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
+        const id = m.pieces[i];
+        const len = m.pieces[i + 1];
+        let s = states.get(id);
+        if (!s) states.set(id, (s = fresh()));
+        const bytes = Buffer.from(m.buf, at, len);
+        at += len;
+        if (s.broken) continue;
+        s.sha256.update(bytes);
+        s.md5.update(bytes);
+      }
+      parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
+    } else if (m.op === "load") {
+      states.set(m.id, { ...fresh(), broken: "this process keeps no resumable digest state" });
+    } else if (m.op === "save") {
+      parentPort.postMessage({ op: "saved", id: m.id, error: "this process keeps no resumable digest state" });
+    } else if (m.op === "mark") {
+      let s = states.get(m.id);
+      if (!s) states.set(m.id, (s = fresh()));
+      if (!s.broken) s.mark = { sha256: s.sha256.copy(), md5: s.md5.copy() };
+    } else if (m.op === "rewind") {
+      const s = states.get(m.id);
+      if (s?.mark) {
+        s.sha256 = s.mark.sha256.copy();
+        s.md5 = s.mark.md5.copy();
+      } else if (!s?.broken) states.set(m.id, fresh());
+    } else if (m.op === "digest") {
+      const s = states.get(m.id) ?? fresh();
+      states.delete(m.id);
+      if (s.broken) return parentPort.postMessage({ op: "digest", id: m.id, error: s.broken });
+      parentPort.postMessage({ op: "digest", id: m.id, sha256: s.sha256.digest("hex"), md5: s.md5.digest("hex") });
+    } else if (m.op === "drop") {
+      states.delete(m.id);
     }
-    parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
-  } else if (m.op === "load") {
-    // A saved state from another process: one of another hash-wasm build does not load, and the
-    // digests of this upload then fail (their caller starts again from the first byte).
-    try {
-      md5.load(m.md5);
-      sha256.load(m.sha256);
-      states.set(m.id, { md5: m.md5, sha256: m.sha256, mark: undefined });
-    } catch (error) {
-      states.set(m.id, { ...fresh(), broken: String(error?.message ?? error) });
+  };
+  parentPort.on("message", (m) => handle(m));
+} else {
+  const { createMD5, createSHA256 } = require(workerData.hashWasm);
+  let md5, sha256, empty;
+  const fresh = () => ({ md5: empty.md5, sha256: empty.sha256, mark: undefined });
+  handle = (m) => {
+    if (m.op === "update") {
+      for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
+        const id = m.pieces[i];
+        const len = m.pieces[i + 1];
+        let s = states.get(id);
+        if (!s) states.set(id, (s = fresh()));
+        const bytes = new Uint8Array(m.buf, at, len);
+        at += len;
+        if (s.broken) continue;
+        s.md5 = md5.load(s.md5).update(bytes).save();
+        s.sha256 = sha256.load(s.sha256).update(bytes).save();
+      }
+      parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
+    } else if (m.op === "load") {
+      // A saved state from another process: one of another hash-wasm build does not load, and the
+      // digests of this upload then fail (their caller starts again from the first byte).
+      try {
+        md5.load(m.md5);
+        sha256.load(m.sha256);
+        states.set(m.id, { md5: m.md5, sha256: m.sha256, mark: undefined });
+      } catch (error) {
+        states.set(m.id, { ...fresh(), broken: String(error?.message ?? error) });
+      }
+    } else if (m.op === "save") {
+      const s = states.get(m.id) ?? fresh();
+      if (s.broken) parentPort.postMessage({ op: "saved", id: m.id, error: s.broken });
+      else parentPort.postMessage({ op: "saved", id: m.id, md5: s.md5, sha256: s.sha256 });
+    } else if (m.op === "mark") {
+      let s = states.get(m.id);
+      if (!s) states.set(m.id, (s = fresh()));
+      s.mark = { md5: s.md5, sha256: s.sha256 };
+    } else if (m.op === "rewind") {
+      const s = states.get(m.id);
+      if (s?.mark) {
+        s.md5 = s.mark.md5;
+        s.sha256 = s.mark.sha256;
+      } else states.set(m.id, fresh());
+    } else if (m.op === "digest") {
+      const s = states.get(m.id) ?? fresh();
+      states.delete(m.id);
+      if (s.broken) return parentPort.postMessage({ op: "digest", id: m.id, error: s.broken });
+      const reply = {
+        op: "digest",
+        id: m.id,
+        md5: md5.load(s.md5).digest("hex"),
+        sha256: sha256.load(s.sha256).digest("hex"),
+      };
+      md5.init();
+      sha256.init();
+      parentPort.postMessage(reply);
+    } else if (m.op === "drop") {
+      states.delete(m.id);
     }
-  } else if (m.op === "save") {
-    const s = states.get(m.id) ?? fresh();
-    if (s.broken) parentPort.postMessage({ op: "saved", id: m.id, error: s.broken });
-    else parentPort.postMessage({ op: "saved", id: m.id, md5: s.md5, sha256: s.sha256 });
-  } else if (m.op === "mark") {
-    let s = states.get(m.id);
-    if (!s) states.set(m.id, (s = fresh()));
-    s.mark = { md5: s.md5, sha256: s.sha256 };
-  } else if (m.op === "rewind") {
-    const s = states.get(m.id);
-    if (s?.mark) {
-      s.md5 = s.mark.md5;
-      s.sha256 = s.mark.sha256;
-    } else states.set(m.id, fresh());
-  } else if (m.op === "digest") {
-    const s = states.get(m.id) ?? fresh();
-    states.delete(m.id);
-    if (s.broken) return parentPort.postMessage({ op: "digest", id: m.id, error: s.broken });
-    const reply = {
-      op: "digest",
-      id: m.id,
-      md5: md5.load(s.md5).digest("hex"),
-      sha256: sha256.load(s.sha256).digest("hex"),
-    };
-    md5.init();
-    sha256.init();
-    parentPort.postMessage(reply);
-  } else if (m.op === "drop") {
-    states.delete(m.id);
-  }
-};
-let queue = Promise.all([createMD5(), createSHA256()]).then(([m, s]) => {
-  md5 = m;
-  sha256 = s;
-  empty = { md5: md5.init().save(), sha256: sha256.init().save() };
-});
-parentPort.on("message", (m) => {
-  queue = queue.then(() => handle(m));
-  queue.catch((error) => { throw error; });
-});
+  };
+  // Messages are handled one after another (the hashers are created asynchronously at start).
+  let queue = Promise.all([createMD5(), createSHA256()]).then(([m, s]) => {
+    md5 = m;
+    sha256 = s;
+    empty = { md5: md5.init().save(), sha256: sha256.init().save() };
+  });
+  parentPort.on("message", (m) => {
+    queue = queue.then(() => handle(m));
+    queue.catch((error) => { throw error; });
+  });
+}
 `;
 
 /** The running state of a `Digests`, saved to be continued by another process (ADR 0075). */
@@ -111,6 +157,20 @@ export interface SavedDigests {
 }
 
 const HASH_WASM = createRequire(import.meta.url).resolve("hash-wasm");
+
+/** Whether the worker hashes with resumable (hash-wasm) or native hashes; see useResumableDigests. */
+let resumable = false;
+
+/**
+ * Chooses the process's hashes before the first upload (the media feature does, from
+ * UPLOAD_DIGEST_STATE): resumable ones can `save()` their state for another node (ADR 0075) at
+ * about 5x the CPU of native SHA-256; native ones cannot, and `save()` then rejects.
+ */
+export function useResumableDigests(on: boolean): void {
+  // A worker already running keeps its hashes (several Ferry instances in one process, as tests
+  // run them, share it); either kind gives the same digests, only `save()` differs.
+  if (!host?.started) resumable = on;
+}
 
 type WorkerReply =
   | { op: "ack"; buf: ArrayBuffer }
@@ -135,6 +195,11 @@ interface Route {
 /** The process's digest worker: started lazily, replaced after a crash, kept alive only while awaited. */
 class DigestWorkerHost {
   #worker: Worker | undefined;
+
+  /** True once the worker runs (its hashes are chosen). */
+  get started(): boolean {
+    return this.#worker !== undefined;
+  }
   #nextId = 1;
   readonly #routes = new Map<number, Route>();
   readonly #pool: ArrayBuffer[] = [];
@@ -297,7 +362,7 @@ class DigestWorkerHost {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       name: "ferry-digests",
-      workerData: { hashWasm: HASH_WASM },
+      workerData: { hashWasm: HASH_WASM, resumable },
     });
     worker.on("message", (reply: WorkerReply) => this.#onReply(reply));
     const fail = (error: Error) => {
