@@ -12,6 +12,7 @@ import { foundationBench } from "./foundation.bench.js";
 import { type BenchModule, report, requestsPerSecond, startBareServer } from "./lib.js";
 import { listsBench } from "./lists.bench.js";
 import { mediaBench } from "./media.bench.js";
+import { mediaNodesBench } from "./media-nodes.bench.js";
 import { notificationsBench } from "./notifications.bench.js";
 import { recipientBench } from "./recipient.bench.js";
 import { requestsBench } from "./requests.bench.js";
@@ -28,6 +29,7 @@ const modules: BenchModule[] = [
   recipientBench,
   containersBench,
   mediaBench,
+  mediaNodesBench,
   clientsBench,
   sdkBench,
 ];

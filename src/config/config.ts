@@ -349,6 +349,18 @@ export const settings = {
     example: "600",
     parse: int(600, 10, 7 * 24 * 3600),
   },
+  S3_ABORT_INCOMPLETE_UPLOADS_HOURS: {
+    group: "storage",
+    doc: "With BLOB_STORE=s3, the storage cleanup (and `ferry storage gc`) aborts S3 multipart uploads started this many hours ago or earlier and never completed (left by a killed process), freeing their parts; 0 aborts every one, including uploads in progress.",
+    example: "24",
+    parse: int(24, 0, 24 * 365),
+  },
+  UPLOAD_DIGEST_STATE: {
+    group: "storage",
+    doc: "Whether a chunked upload's running MD5/SHA-256 state is saved with each in-order chunk so that any node finishes the upload without reading it back (ADR 0075): on, off, or auto (on with DATABASE_URL, the scale-out setup). Saving needs hash-wasm's hashes, which cost about 5x the CPU of the native SHA-256; off keeps native hashing and a node that did not see the earlier chunks reads them back.",
+    example: "auto",
+    parse: oneOf(["auto", "on", "off"] as const, "auto"),
+  },
   STORAGE_GC_INTERVAL_MINUTES: {
     group: "storage",
     doc: "How often the worker runs the storage cleanup (stale uploads, orphan blobs).",

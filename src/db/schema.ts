@@ -219,6 +219,10 @@ export interface MediaTable {
   declared_bytes: Generated<number | null>;
   /** The uploader's fingerprint of the file (0014); a later chunk that carries another is refused. */
   fingerprint: Generated<string | null>;
+  /** Chunks from the first that `digest_state` covers (0040, ADR 0075); null before any. */
+  digest_chunks: Generated<number | null>;
+  /** Saved running MD5 and SHA-256 of those chunks, with the hash of their blob keys (JSON). */
+  digest_state: Generated<string | null>;
   created: string;
   updated: string;
 }

@@ -72,6 +72,13 @@ export interface BlobStore {
    */
   sweepTemporaryFiles?(olderThan: Date): Promise<number>;
   /**
+   * Stores that write through S3 multipart uploads: aborts those started before `olderThan` and
+   * never completed or aborted (a process killed mid-put leaves its parts, billed, in the bucket)
+   * and resolves with how many; 0 on a server that cannot list them. Stores without such uploads
+   * do not have the method.
+   */
+  abortIncompleteUploads?(olderThan: Date): Promise<number>;
+  /**
    * Resolves when the store can be used as configured (S3: the bucket exists and the credentials
    * are accepted; local: the folder is writable); else rejects BlobStoreUnavailableError with one
    * line saying what is wrong. Reads and writes no blob.

@@ -1,10 +1,13 @@
 import { Readable, Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  type ListMultipartUploadsCommandOutput,
   paginateListObjectsV2,
   S3Client,
   type S3ClientConfig,
@@ -185,6 +188,54 @@ export class S3BlobStore implements BlobStore {
         if (object.Key === undefined) continue;
         yield { key: object.Key, bytes: object.Size ?? 0, modifiedAt: object.LastModified ?? new Date(0) };
       }
+    }
+  }
+
+  /**
+   * See BlobStore.abortIncompleteUploads: pages through ListMultipartUploads and aborts each upload
+   * initiated before `olderThan`. A server without that listing (answering NotImplemented, as
+   * s3rver does) has none to report: 0.
+   */
+  async abortIncompleteUploads(olderThan: Date): Promise<number> {
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      let page: ListMultipartUploadsCommandOutput;
+      try {
+        page = await this.#client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.#bucket,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+            MaxUploads: this.#listPageSize,
+          }),
+        );
+      } catch (error) {
+        if (errorName(error) === "NotImplemented" || httpStatus(error) === 501) return 0;
+        throw this.#fault(error);
+      }
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId || !upload.Initiated) continue;
+        if (upload.Initiated.getTime() >= olderThan.getTime()) continue;
+        try {
+          await this.#client.send(
+            new AbortMultipartUploadCommand({
+              Bucket: this.#bucket,
+              Key: upload.Key,
+              UploadId: upload.UploadId,
+            }),
+          );
+          aborted++;
+        } catch (error) {
+          // Completed or aborted meanwhile (by its own put, or another node's cleanup): nothing to do.
+          if (errorName(error) === "NoSuchUpload" || httpStatus(error) === 404) continue;
+          throw this.#fault(error);
+        }
+      }
+      if (!page.IsTruncated) return aborted;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
     }
   }
 

@@ -24,6 +24,8 @@ import {
 import { mediaRoutes } from "./media.routes.js";
 import { MediaService } from "./media.service.js";
 import { DigestCache } from "./media-digest-cache.js";
+import { saveDigestSnapshot } from "./media-digest-state.js";
+import { useResumableDigests } from "./media-digests.js";
 
 export type { FeatureFile, FeatureFilesService, FeatureFileTarget } from "./feature-files.service.js";
 export { rawChunkParts, registerRawBodyParser } from "./media.body.js";
@@ -61,7 +63,18 @@ export function createMediaFeature(deps: {
   targets: MediaTargets;
   features: FeatureTargets;
 }): Feature<MediaService> {
-  const service = new MediaService({ ...deps, digests: new DigestCache() });
+  // The running digests of chunked uploads, saved in the database so any node continues them
+  // (ADR 0075), when the deployment asks for it: resumable hashes cost more CPU than native ones.
+  const setting = deps.config.UPLOAD_DIGEST_STATE;
+  const resumable = setting === "on" || (setting === "auto" && deps.config.DATABASE_URL !== undefined);
+  useResumableDigests(resumable);
+  const digests = new DigestCache(
+    undefined,
+    undefined,
+    undefined,
+    resumable ? (mediaId, snapshot) => saveDigestSnapshot(deps.database.db, mediaId, snapshot) : undefined,
+  );
+  const service = new MediaService({ ...deps, digests });
   const { storage, downloads } = service;
   return {
     service,

@@ -1,3 +1,4 @@
+import type { DigestSnapshot } from "./media-digest-state.js";
 import { type Digests, newDigests, type PlaintextDigest } from "./media-digests.js";
 
 /** Where a chunk's bytes go while it is stored: `update` may ask the caller to wait (back pressure). */
@@ -125,9 +126,11 @@ class BlockPool {
  * spent, a chunk ahead waits (its body is read no further) while the chunks before it are hashed,
  * rather than being read back; it gives up holding after `holdWaitMs` without room. A chunk that
  * fails part way, and the last hashed chunk sent again (a client that lost the answer, or a resumed
- * upload), rewind the digests to a checkpoint taken before that chunk. Anything else unusual (a
- * chunk sent again while a copy is in flight, an earlier chunk replaced, another node, a restart)
- * drops the entry and completion falls back to decrypting the parts.
+ * upload), rewind the digests to a checkpoint taken before that chunk. A chunk this process cannot
+ * continue (the chunks before it went to another node, or it restarted) continues the state saved
+ * in the database with the chunk before it (ADR 0075), when there is one. Anything else unusual (a
+ * chunk sent again while a copy is in flight, an earlier chunk replaced) drops the entry and
+ * completion continues from the saved state, decrypting the parts after it.
  */
 export class DigestCache {
   readonly #entries = new Map<number, Entry>();
@@ -142,6 +145,8 @@ export class DigestCache {
     private readonly maxEntries = 512,
     private readonly heldBudget = DEFAULT_HELD_BUDGET,
     private readonly holdWaitMs = DEFAULT_HOLD_WAIT_MS,
+    /** Where `persist` saves a snapshot (the database, ADR 0075); none: nothing is saved. */
+    private readonly persistSnapshot?: (mediaId: number, snapshot: DigestSnapshot) => Promise<void>,
   ) {
     this.#blocks = new BlockPool(Math.ceil(heldBudget / HELD_BLOCK_BYTES));
   }
@@ -210,6 +215,74 @@ export class DigestCache {
     };
     this.#add(mediaId, entry);
     return this.#streamLease(mediaId, entry, 1);
+  }
+
+  /**
+   * As `lease`, but when this process cannot continue the digests with chunk `chunk` (it has no
+   * entry, or its entry expects another chunk: the chunks before came to other nodes), asks
+   * `loadSaved` for the state saved in the database (ADR 0075); one covering exactly the chunks
+   * before `chunk` replaces the entry, and the chunk streams into the digests continued from it.
+   */
+  async leaseOrResume(
+    mediaId: number,
+    chunk: number,
+    loadSaved: () => Promise<DigestSnapshot | undefined>,
+  ): Promise<DigestLease | undefined> {
+    const before = this.#entries.get(mediaId);
+    const local =
+      before !== undefined &&
+      (before.next === chunk || (before.next - 1 === chunk && before.checkpointAt === chunk));
+    if (chunk === 1 || local) return this.lease(mediaId, chunk);
+    const saved = await loadSaved().catch(() => undefined);
+    const entry = this.#entries.get(mediaId);
+    const idle = entry === undefined || (entry.streaming === undefined && entry.advancing === undefined);
+    if (saved?.keys.length !== chunk - 1 || entry !== before || !idle || (entry && entry.next > chunk)) {
+      return this.lease(mediaId, chunk);
+    }
+    this.#drop(mediaId);
+    const resumed: Entry = {
+      next: chunk,
+      digests: newDigests(saved.saved),
+      keys: new Map(saved.keys.map((key, i) => [i + 1, key])),
+      streaming: undefined,
+      checkpointAt: chunk,
+      held: new Map(),
+      advancing: undefined,
+      dropped: false,
+      activeAt: performance.now(),
+    };
+    resumed.digests.checkpoint();
+    this.#add(mediaId, resumed);
+    return this.#streamLease(mediaId, resumed, chunk);
+  }
+
+  /**
+   * The running digests of `mediaId` and the chunks they cover, when some are hashed and no chunk
+   * is being fed to them now; undefined otherwise (held chunks being fed save at the end).
+   */
+  async snapshot(mediaId: number): Promise<DigestSnapshot | undefined> {
+    const entry = this.#entries.get(mediaId);
+    if (!entry || entry.streaming !== undefined || entry.advancing !== undefined || entry.next < 2)
+      return undefined;
+    const keys: string[] = [];
+    for (let i = 1; i < entry.next; i++) {
+      const key = entry.keys.get(i);
+      if (key === undefined) return undefined;
+      keys.push(key);
+    }
+    // The worker answers after every byte sent before this call, and before any sent after it.
+    const saved = await entry.digests.save().catch(() => undefined);
+    return saved && !entry.dropped ? { keys, saved } : undefined;
+  }
+
+  /**
+   * Saves the running digests of `mediaId` through the cache's `persist` (see `snapshot`); never
+   * rejects: a state not saved only makes another node read parts back.
+   */
+  async persist(mediaId: number): Promise<void> {
+    if (!this.persistSnapshot) return;
+    const snapshot = await this.snapshot(mediaId);
+    if (snapshot) await this.persistSnapshot(mediaId, snapshot).catch(() => undefined);
   }
 
   /** Moves a fresh entry to `mediaId` (the first chunk was hashed before the media row existed). */
@@ -402,6 +475,8 @@ export class DigestCache {
       } finally {
         entry.advancing = undefined;
         this.#wake();
+        // The prefix grew off the callers' paths: save it for the other nodes.
+        if (!entry.dropped) void this.persist(mediaId);
       }
     })();
     const running = entry.advancing;

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { newDigests } from "./media-digests.js";
+import { newDigests, useResumableDigests } from "./media-digests.js";
+
+// The saved-state cases need the resumable hashes (UPLOAD_DIGEST_STATE=on does this for a server).
+useResumableDigests(true);
 
 function expected(data: Buffer) {
   return {
@@ -143,5 +146,31 @@ describe("Digests (worker thread)", () => {
     digests.rewind();
     await digests.update(Buffer.from("only this"));
     expect(await digests.digest()).toEqual(expected(Buffer.from("only this")));
+  });
+
+  it("continues from a saved state to the digests of the whole plaintext", async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 11);
+    const first = newDigests();
+    await first.update(data.subarray(0, 1_000_003));
+    const saved = await first.save();
+    first.dispose();
+    const second = newDigests(saved);
+    await second.update(data.subarray(1_000_003));
+    expect(await second.digest()).toEqual(expected(data));
+  });
+
+  it("fails, without stalling, the digests continued from a state that does not load", async () => {
+    const broken = newDigests({ md5: new Uint8Array(10), sha256: new Uint8Array(10) });
+    await broken.update(Buffer.from("bytes"));
+    await expect(broken.save()).rejects.toThrow("saved digest state did not load");
+    await expect(broken.digest()).rejects.toThrow("saved digest state did not load");
+  });
+
+  it("settles a save still awaiting the worker when the digests are dropped", async () => {
+    const digests = newDigests();
+    await digests.update(randomBytes(1024 * 1024));
+    const saving = digests.save();
+    digests.dispose();
+    await expect(saving).rejects.toThrow("digests dropped");
   });
 });

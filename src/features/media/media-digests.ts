@@ -3,7 +3,9 @@
  * thread so the request thread only copies bytes into batches: MD5 alone costs about 1.3 s per GiB
  * here, more than encrypting and writing the same bytes. One worker serves every upload of the
  * process; it is started on first use and holds the running hash state of each `Digests` by id.
+ * The hashes are hash-wasm's, so a running state can be saved and continued elsewhere (ADR 0075).
  */
+import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 
 /** Final digests of a plaintext, lowercase hex. */
@@ -25,49 +27,157 @@ const MAX_BATCHES_IN_FLIGHT_IN_ALL = 16;
 // MAX_BATCHES_IN_FLIGHT_IN_ALL at the worker and one filling, few are ever allocated afresh.
 const MAX_POOLED_BATCHES = 8;
 
-// Eval'd CommonJS, so the worker needs no TypeScript loader (the server runs through tsx).
+// Eval'd CommonJS, so the worker needs no TypeScript loader (the server runs through tsx). The
+// hashes are hash-wasm's, whose running state can be saved and loaded (ADR 0075): one MD5 and one
+// SHA-256 hasher serve every upload, each upload's state loaded before its bytes and saved after.
+// Messages are handled one after another (the hashers are created asynchronously at start).
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
-const { createHash } = require("node:crypto");
+const { parentPort, workerData } = require("node:worker_threads");
 const states = new Map();
-const fresh = () => ({ sha256: createHash("sha256"), md5: createHash("md5"), mark: undefined });
-parentPort.on("message", (m) => {
-  if (m.op === "update") {
-    // m.pieces: upload id and byte count of each piece, in the order they fill m.buf.
-    for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
-      const id = m.pieces[i];
-      const len = m.pieces[i + 1];
-      let s = states.get(id);
-      if (!s) states.set(id, (s = fresh()));
-      const bytes = Buffer.from(m.buf, at, len);
-      s.sha256.update(bytes);
-      s.md5.update(bytes);
-      at += len;
+let handle;
+if (!workerData.resumable) {
+  // Native hashes: the fastest, but their running state cannot leave the process.
+  const { createHash } = require("node:crypto");
+  const fresh = () => ({ sha256: createHash("sha256"), md5: createHash("md5"), mark: undefined });
+  handle = (m) => {
+    if (m.op === "update") {
+      // m.pieces: upload id and byte count of each piece, in the order they fill m.buf.
+      for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
+        const id = m.pieces[i];
+        const len = m.pieces[i + 1];
+        let s = states.get(id);
+        if (!s) states.set(id, (s = fresh()));
+        const bytes = Buffer.from(m.buf, at, len);
+        at += len;
+        if (s.broken) continue;
+        s.sha256.update(bytes);
+        s.md5.update(bytes);
+      }
+      parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
+    } else if (m.op === "load") {
+      states.set(m.id, { ...fresh(), broken: "this process keeps no resumable digest state" });
+    } else if (m.op === "save") {
+      parentPort.postMessage({ op: "saved", id: m.id, error: "this process keeps no resumable digest state" });
+    } else if (m.op === "mark") {
+      let s = states.get(m.id);
+      if (!s) states.set(m.id, (s = fresh()));
+      if (!s.broken) s.mark = { sha256: s.sha256.copy(), md5: s.md5.copy() };
+    } else if (m.op === "rewind") {
+      const s = states.get(m.id);
+      if (s?.mark) {
+        s.sha256 = s.mark.sha256.copy();
+        s.md5 = s.mark.md5.copy();
+      } else if (!s?.broken) states.set(m.id, fresh());
+    } else if (m.op === "digest") {
+      const s = states.get(m.id) ?? fresh();
+      states.delete(m.id);
+      if (s.broken) return parentPort.postMessage({ op: "digest", id: m.id, error: s.broken });
+      parentPort.postMessage({ op: "digest", id: m.id, sha256: s.sha256.digest("hex"), md5: s.md5.digest("hex") });
+    } else if (m.op === "drop") {
+      states.delete(m.id);
     }
-    parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
-  } else if (m.op === "mark") {
-    let s = states.get(m.id);
-    if (!s) states.set(m.id, (s = fresh()));
-    s.mark = { sha256: s.sha256.copy(), md5: s.md5.copy() };
-  } else if (m.op === "rewind") {
-    const s = states.get(m.id);
-    if (s?.mark) {
-      s.sha256 = s.mark.sha256.copy();
-      s.md5 = s.mark.md5.copy();
-    } else states.set(m.id, fresh());
-  } else if (m.op === "digest") {
-    const s = states.get(m.id) ?? fresh();
-    states.delete(m.id);
-    parentPort.postMessage({ op: "digest", id: m.id, sha256: s.sha256.digest("hex"), md5: s.md5.digest("hex") });
-  } else if (m.op === "drop") {
-    states.delete(m.id);
-  }
-});
+  };
+  parentPort.on("message", (m) => handle(m));
+} else {
+  const { createMD5, createSHA256 } = require(workerData.hashWasm);
+  let md5, sha256, empty;
+  const fresh = () => ({ md5: empty.md5, sha256: empty.sha256, mark: undefined });
+  handle = (m) => {
+    if (m.op === "update") {
+      for (let i = 0, at = 0; i < m.pieces.length; i += 2) {
+        const id = m.pieces[i];
+        const len = m.pieces[i + 1];
+        let s = states.get(id);
+        if (!s) states.set(id, (s = fresh()));
+        const bytes = new Uint8Array(m.buf, at, len);
+        at += len;
+        if (s.broken) continue;
+        s.md5 = md5.load(s.md5).update(bytes).save();
+        s.sha256 = sha256.load(s.sha256).update(bytes).save();
+      }
+      parentPort.postMessage({ op: "ack", buf: m.buf }, [m.buf]);
+    } else if (m.op === "load") {
+      // A saved state from another process: one of another hash-wasm build does not load, and the
+      // digests of this upload then fail (their caller starts again from the first byte).
+      try {
+        md5.load(m.md5);
+        sha256.load(m.sha256);
+        states.set(m.id, { md5: m.md5, sha256: m.sha256, mark: undefined });
+      } catch (error) {
+        states.set(m.id, { ...fresh(), broken: String(error?.message ?? error) });
+      }
+    } else if (m.op === "save") {
+      const s = states.get(m.id) ?? fresh();
+      if (s.broken) parentPort.postMessage({ op: "saved", id: m.id, error: s.broken });
+      else parentPort.postMessage({ op: "saved", id: m.id, md5: s.md5, sha256: s.sha256 });
+    } else if (m.op === "mark") {
+      let s = states.get(m.id);
+      if (!s) states.set(m.id, (s = fresh()));
+      s.mark = { md5: s.md5, sha256: s.sha256 };
+    } else if (m.op === "rewind") {
+      const s = states.get(m.id);
+      if (s?.mark) {
+        s.md5 = s.mark.md5;
+        s.sha256 = s.mark.sha256;
+      } else states.set(m.id, fresh());
+    } else if (m.op === "digest") {
+      const s = states.get(m.id) ?? fresh();
+      states.delete(m.id);
+      if (s.broken) return parentPort.postMessage({ op: "digest", id: m.id, error: s.broken });
+      const reply = {
+        op: "digest",
+        id: m.id,
+        md5: md5.load(s.md5).digest("hex"),
+        sha256: sha256.load(s.sha256).digest("hex"),
+      };
+      md5.init();
+      sha256.init();
+      parentPort.postMessage(reply);
+    } else if (m.op === "drop") {
+      states.delete(m.id);
+    }
+  };
+  // Messages are handled one after another (the hashers are created asynchronously at start).
+  let queue = Promise.all([createMD5(), createSHA256()]).then(([m, s]) => {
+    md5 = m;
+    sha256 = s;
+    empty = { md5: md5.init().save(), sha256: sha256.init().save() };
+  });
+  parentPort.on("message", (m) => {
+    queue = queue.then(() => handle(m));
+    queue.catch((error) => { throw error; });
+  });
+}
 `;
+
+/** The running state of a `Digests`, saved to be continued by another process (ADR 0075). */
+export interface SavedDigests {
+  md5: Uint8Array;
+  sha256: Uint8Array;
+}
+
+const HASH_WASM = createRequire(import.meta.url).resolve("hash-wasm");
+
+/** Whether the worker hashes with resumable (hash-wasm) or native hashes; see useResumableDigests. */
+let resumable = false;
+
+/**
+ * Chooses the process's hashes before the first upload (the media feature does, from
+ * UPLOAD_DIGEST_STATE): resumable ones can `save()` their state for another node (ADR 0075) at
+ * about 5x the CPU of native SHA-256; native ones cannot, and `save()` then rejects.
+ */
+export function useResumableDigests(on: boolean): void {
+  // A worker already running keeps its hashes (several Ferry instances in one process, as tests
+  // run them, share it); either kind gives the same digests, only `save()` differs.
+  if (!host?.started) resumable = on;
+}
 
 type WorkerReply =
   | { op: "ack"; buf: ArrayBuffer }
-  | { op: "digest"; id: number; sha256: string; md5: string };
+  | { op: "digest"; id: number; sha256: string; md5: string; error?: undefined }
+  | { op: "digest"; id: number; error: string }
+  | { op: "saved"; id: number; md5: Uint8Array; sha256: Uint8Array; error?: undefined }
+  | { op: "saved"; id: number; error: string };
 
 /** What the host tracks for one live `Digests`. */
 interface Route {
@@ -77,12 +187,19 @@ interface Route {
   wakers: (() => void)[];
   /** Settles `digest()`. */
   done: { resolve(d: PlaintextDigest): void; reject(e: Error): void } | undefined;
+  /** Settle the `save()` calls awaiting the worker's answer, in the order they were sent. */
+  saves: { resolve(d: SavedDigests): void; reject(e: Error): void }[];
   error: Error | undefined;
 }
 
 /** The process's digest worker: started lazily, replaced after a crash, kept alive only while awaited. */
 class DigestWorkerHost {
   #worker: Worker | undefined;
+
+  /** True once the worker runs (its hashes are chosen). */
+  get started(): boolean {
+    return this.#worker !== undefined;
+  }
   #nextId = 1;
   readonly #routes = new Map<number, Route>();
   readonly #pool: ArrayBuffer[] = [];
@@ -102,7 +219,7 @@ class DigestWorkerHost {
 
   open(owner: object): { id: number; route: Route } {
     const id = this.#nextId++;
-    const route: Route = { inFlight: 0, wakers: [], done: undefined, error: undefined };
+    const route: Route = { inFlight: 0, wakers: [], done: undefined, saves: [], error: undefined };
     this.#routes.set(id, route);
     // An abandoned Digests (a failed upload nobody disposed) still frees its worker-side state.
     this.#finalizer.register(owner, id, owner);
@@ -160,10 +277,31 @@ class DigestWorkerHost {
     });
   }
 
+  /** The running state of upload `id` after every byte fed so far. */
+  save(id: number): Promise<SavedDigests> {
+    const route = this.#routes.get(id)!;
+    if (route.error) return Promise.reject(route.error);
+    return new Promise((resolve, reject) => {
+      route.saves.push({ resolve, reject });
+      this.flush();
+      const worker = this.#ensure();
+      this.#expect(1);
+      worker.postMessage({ op: "save", id });
+    });
+  }
+
+  /** Replaces the running state of upload `id` by a saved one (before any byte is fed). */
+  load(id: number, saved: SavedDigests): void {
+    this.flush();
+    this.#ensure().postMessage({ op: "load", id, md5: saved.md5, sha256: saved.sha256 });
+  }
+
   drop(id: number): void {
     const route = this.#routes.get(id);
     if (!route) return;
     this.#routes.delete(id);
+    // A `save` still awaiting the worker gets no answer once the route is gone.
+    for (const save of route.saves.splice(0)) save.reject(new Error("digests dropped"));
     // A caller of `update` waiting for room goes on (its later updates are no-ops); no ack would
     // wake it once the route is gone, and it would hold what it was feeding for good.
     this.#wake(route);
@@ -221,7 +359,11 @@ class DigestWorkerHost {
 
   #ensure(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: "ferry-digests" });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      name: "ferry-digests",
+      workerData: { hashWasm: HASH_WASM, resumable },
+    });
     worker.on("message", (reply: WorkerReply) => this.#onReply(reply));
     const fail = (error: Error) => {
       if (this.#worker !== worker) return;
@@ -238,6 +380,7 @@ class DigestWorkerHost {
         this.#wake(route);
         route.done?.reject(error);
         route.done = undefined;
+        for (const save of route.saves.splice(0)) save.reject(error);
       }
     };
     worker.on("error", fail);
@@ -267,9 +410,18 @@ class DigestWorkerHost {
       this.#wakeWaiting();
       return;
     }
+    if (reply.op === "saved") {
+      const save = this.#routes.get(reply.id)?.saves.shift();
+      if (reply.error !== undefined)
+        save?.reject(new Error(`saved digest state did not load: ${reply.error}`));
+      else save?.resolve({ md5: reply.md5, sha256: reply.sha256 });
+      return;
+    }
     const route = this.#routes.get(reply.id);
     this.#routes.delete(reply.id);
-    route?.done?.resolve({ sha256: reply.sha256, md5: reply.md5 });
+    if (reply.error !== undefined)
+      route?.done?.reject(new Error(`saved digest state did not load: ${reply.error}`));
+    else route?.done?.resolve({ sha256: reply.sha256, md5: reply.md5 });
   }
 }
 
@@ -285,11 +437,22 @@ export class Digests {
   readonly #route: Route;
   #closed = false;
 
-  constructor() {
+  /** Digests of an empty plaintext, or continuing from `saved` (see `save`). */
+  constructor(saved?: SavedDigests) {
     host ??= new DigestWorkerHost();
     const { id, route } = host.open(this);
     this.#id = id;
     this.#route = route;
+    if (saved) host.load(id, saved);
+  }
+
+  /**
+   * The running state after every byte fed so far, to be continued by `new Digests(state)`
+   * here or in another process of the same build. Rejects if the worker failed.
+   */
+  save(): Promise<SavedDigests> {
+    if (this.#closed) return Promise.reject(new Error("digests already finished"));
+    return host!.save(this.#id);
   }
 
   /**
@@ -333,7 +496,7 @@ export class Digests {
   }
 }
 
-/** Fresh digests of an empty plaintext. */
-export function newDigests(): Digests {
-  return new Digests();
+/** Fresh digests of an empty plaintext, or continuing from a saved state. */
+export function newDigests(saved?: SavedDigests): Digests {
+  return new Digests(saved);
 }

@@ -25,6 +25,8 @@ interface CleanupReport {
   blobsChecked: number;
   /** Temporary files of writes a crash interrupted (local store). */
   temporaryFilesRemoved: number;
+  /** S3 multipart uploads never completed, older than S3_ABORT_INCOMPLETE_UPLOADS_HOURS (s3 store). */
+  incompleteUploadsAborted: number;
 }
 
 const BATCH = 200;
@@ -54,8 +56,9 @@ export class MediaStorageService {
   /**
    * Removes uploads still incomplete UPLOAD_STALE_HOURS after their last chunk (rows, then blobs by
    * job), deletes blobs under `media/` that no part references and that are older than that same
-   * grace period (so uploads in flight are never touched), and the store's temporary files of
-   * writes a crash interrupted, older than that period too.
+   * grace period (so uploads in flight are never touched), the store's temporary files of
+   * writes a crash interrupted, older than that period too, and (S3) multipart uploads never
+   * completed, started S3_ABORT_INCOMPLETE_UPLOADS_HOURS ago or earlier.
    */
   async cleanup(): Promise<CleanupReport> {
     const { database, clock, config, audit, jobs, blobStore, logger } = this.deps;
@@ -65,6 +68,7 @@ export class MediaStorageService {
       orphanBlobsDeleted: 0,
       blobsChecked: 0,
       temporaryFilesRemoved: 0,
+      incompleteUploadsAborted: 0,
     };
     for (;;) {
       const stale = await findStaleUploads(database.db, toTimestamp(cutoff), BATCH);
@@ -110,6 +114,10 @@ export class MediaStorageService {
     }
     await sweep();
     report.temporaryFilesRemoved = (await blobStore.sweepTemporaryFiles?.(cutoff)) ?? 0;
+    const uploadsCutoff = new Date(
+      clock.now().getTime() - config.S3_ABORT_INCOMPLETE_UPLOADS_HOURS * 3_600_000,
+    );
+    report.incompleteUploadsAborted = (await blobStore.abortIncompleteUploads?.(uploadsCutoff)) ?? 0;
     logger.info(report, "storage cleanup done");
     return report;
   }

@@ -10,8 +10,9 @@ import type { MediaStorageService } from "./media-storage.service.js";
  *
  * `ferry storage gc`: runs the storage cleanup once, now: removes uploads incomplete for
  * UPLOAD_STALE_HOURS, deletes blobs no media part references and the local store's temporary
- * files of writes a crash interrupted (both older than that same grace period). Queued blob
- * deletions are left to the worker.
+ * files of writes a crash interrupted (both older than that same grace period), and on S3 aborts
+ * multipart uploads never completed (S3_ABORT_INCOMPLETE_UPLOADS_HOURS). Queued blob deletions
+ * are left to the worker.
  */
 export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing: KeyRing }>[] = [
   {
@@ -47,7 +48,8 @@ export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing:
   },
   {
     name: "storage gc",
-    usage: "[--json]   Remove stale incomplete uploads, orphan blobs and crash-left temporary files now",
+    usage:
+      "[--json]   Remove stale incomplete uploads, orphan blobs, crash-left temporary files and S3 multipart uploads now",
     async run({ storage }, out) {
       const report = await storage.cleanup();
       out.print(
@@ -56,8 +58,9 @@ export const mediaCommands: CommandSpec<{ storage: MediaStorageService; keyRing:
           orphan_blobs_deleted: report.orphanBlobsDeleted,
           blobs_checked: report.blobsChecked,
           temporary_files_removed: report.temporaryFilesRemoved,
+          incomplete_multipart_uploads_aborted: report.incompleteUploadsAborted,
         },
-        `Removed ${report.staleUploadsRemoved} stale upload(s); deleted ${report.orphanBlobsDeleted} orphan blob(s) of ${report.blobsChecked} checked; removed ${report.temporaryFilesRemoved} temporary file(s) left by interrupted writes.`,
+        `Removed ${report.staleUploadsRemoved} stale upload(s); deleted ${report.orphanBlobsDeleted} orphan blob(s) of ${report.blobsChecked} checked; removed ${report.temporaryFilesRemoved} temporary file(s) left by interrupted writes; aborted ${report.incompleteUploadsAborted} incomplete S3 multipart upload(s).`,
       );
       return 0;
     },

@@ -208,6 +208,7 @@ describe("maintenance commands", () => {
       orphan_blobs_deleted: 1,
       blobs_checked: 3,
       temporary_files_removed: 2,
+      incomplete_multipart_uploads_aborted: 0,
     });
   });
 

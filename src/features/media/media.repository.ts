@@ -147,6 +147,40 @@ export async function updateMedia(
  * Marks a media `available` with its digests, only if it is still uploading (another request may
  * have completed it first). Returns whether this call did it.
  */
+/** The saved running digests of an upload (ADR 0075): how many chunks they cover, and the state. */
+export async function findDigestState(
+  ex: Executor,
+  mediaId: number,
+): Promise<{ chunks: number; state: string } | undefined> {
+  const row = await ex
+    .selectFrom("media")
+    .select(["digest_chunks", "digest_state"])
+    .where("id", "=", mediaId)
+    .where("state", "=", "uploading")
+    .executeTakeFirst();
+  if (!row || row.digest_chunks === null || row.digest_state === null) return undefined;
+  return { chunks: Number(row.digest_chunks), state: row.digest_state };
+}
+
+/**
+ * Saves the running digests of an upload covering its first `chunks` chunks, unless a state
+ * covering more is saved already (another node went further meanwhile).
+ */
+export async function saveDigestState(
+  ex: Executor,
+  mediaId: number,
+  chunks: number,
+  state: string,
+): Promise<void> {
+  await ex
+    .updateTable("media")
+    .set({ digest_chunks: chunks, digest_state: state })
+    .where("id", "=", mediaId)
+    .where("state", "=", "uploading")
+    .where((eb) => eb.or([eb("digest_chunks", "is", null), eb("digest_chunks", "<=", chunks)]))
+    .execute();
+}
+
 export async function markAvailable(
   ex: Executor,
   id: number,
@@ -158,6 +192,8 @@ export async function markAvailable(
       state: "available",
       sha256: values.sha256,
       md5: values.md5,
+      digest_chunks: null,
+      digest_state: null,
       bytes: values.bytes,
       updated: values.now,
     })

@@ -55,6 +55,7 @@ import {
   readDeclaration,
 } from "./media.validation.js";
 import type { DigestLease, DigestSink } from "./media-digest-cache.js";
+import { type DigestSnapshot, loadDigestSnapshot } from "./media-digest-state.js";
 import { UploadBody } from "./upload-body.js";
 import {
   breaksDeclaredSize,
@@ -132,6 +133,8 @@ export class MediaUploadService {
       if (input.total > 1 && input.current === 1 && digests) {
         this.deps.digests.adopt(media.id, digests, stored.key);
         digests = undefined;
+        // Saved before the answer, so the node that gets chunk 2 continues from it (ADR 0075).
+        await this.deps.digests.persist(media.id);
       }
       return media;
     } catch (error) {
@@ -167,7 +170,9 @@ export class MediaUploadService {
         return current;
       },
       store: async (chunk, source) => {
-        lease = this.deps.digests.lease(media.id, chunk);
+        lease = await this.deps.digests.leaseOrResume(media.id, chunk, () =>
+          loadDigestSnapshot(database.db, media.id),
+        );
         const limit = await this.#rules.limit(uploader, target, true);
         return this.#store(dek, chunk, source, limit, lease?.digests);
       },
@@ -199,6 +204,8 @@ export class MediaUploadService {
     // The chunk is committed: from here a failure (say, a part failing verification while the
     // digests are computed) leaves it stored, and re-sending any chunk retries the completion.
     if (complete) await this.#completeIfReady(media.id, meta);
+    // Saved before the answer, so the node that gets the next chunk continues from it (ADR 0075).
+    else if (lease) await this.deps.digests.persist(media.id);
     return (await findMediaById(database.db, media.id))!;
   }
 
@@ -215,17 +222,27 @@ export class MediaUploadService {
     const keys = parts.map((p) => p.blob_key);
     let digest = await this.deps.digests.take(mediaId, keys);
     if (!digest) {
-      const digests = newDigests();
-      // Reading back a large file can outlast the connection's idle timeout: hold the connection.
-      const release = meta.holdConnection?.();
-      try {
-        const dek = unwrapKey(keyRing, media.wrapped_key);
-        for await (const piece of readPlaintext(blobStore, dek, parts)) await digests.update(piece as Buffer);
-        digest = await digests.digest();
-      } finally {
-        release?.();
-        digests.dispose();
-      }
+      // The chunks came to several nodes: continue from the state saved with the longest hashed
+      // prefix (ADR 0075) and read back only the parts after it; without one (or one that does
+      // not load), every part.
+      const saved = await loadDigestSnapshot(database.db, mediaId, parts).catch(() => undefined);
+      const readFrom = async (from: DigestSnapshot | undefined) => {
+        const digests = newDigests(from?.saved);
+        // Reading back a large file can outlast the connection's idle timeout: hold the connection.
+        const release = meta.holdConnection?.();
+        try {
+          const dek = unwrapKey(keyRing, media.wrapped_key);
+          const rest = parts.slice(from?.keys.length ?? 0);
+          if (rest.length > 0)
+            for await (const piece of readPlaintext(blobStore, dek, rest))
+              await digests.update(piece as Buffer);
+          return await digests.digest();
+        } finally {
+          release?.();
+          digests.dispose();
+        }
+      };
+      digest = saved ? await readFrom(saved).catch(() => readFrom(undefined)) : await readFrom(undefined);
     }
     const bytes = parts.reduce((sum, p) => sum + Number(p.plain_bytes), 0);
     const found = digest;

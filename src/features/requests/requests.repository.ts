@@ -617,6 +617,8 @@ const mediaColumns = allColumns<MediaTable>()([
   "recipient_id",
   "declared_bytes",
   "fingerprint",
+  "digest_chunks",
+  "digest_state",
   "created",
   "updated",
 ]);
