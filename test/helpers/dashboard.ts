@@ -133,6 +133,8 @@ export async function createDashboardUserWithClient(
   created.recoveryCodes = [
     ...done.body.matchAll(/<code>([0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4})<\/code>/g),
   ].map((m) => m[1]!);
+  // The session changed at enrolment: read a page's token of the new session.
+  expectStatus(await client.get("/dashboard/applications"), 200, "first page");
   return { user: created, client };
 }
 
@@ -160,6 +162,8 @@ export async function signedInClient(t: TestApp, user: DashboardUser): Promise<D
     next: "/dashboard/",
   });
   expectStatus(second, 303, "sign-in code");
+  // The session changed at sign-in: read a page's token of the new session.
+  expectStatus(await client.get("/dashboard/applications"), 200, "first page");
   return client;
 }
 
