@@ -34,6 +34,13 @@ type Inject = Awaited<ReturnType<TestApp["app"]["inject"]>>;
 export class DashboardClient {
   cookies = new Map<string, string>();
   csrf = "";
+  /**
+   * The Origin its form posts send, as a browser does (`app.inject` asks for `localhost`);
+   * undefined sends none, like a client that is not a browser.
+   */
+  origin: string | undefined = "http://localhost";
+  /** Headers sent with every call (a Host, Sec-Fetch-Site...). */
+  extraHeaders: Record<string, string> = {};
 
   constructor(readonly t: TestApp) {}
 
@@ -57,7 +64,11 @@ export class DashboardClient {
 
   /** GETs a path, keeping cookies and the page's CSRF token. */
   async get(path: string): Promise<Inject> {
-    const res = await this.t.app.inject({ method: "GET", url: path, headers: this.header() });
+    const res = await this.t.app.inject({
+      method: "GET",
+      url: path,
+      headers: { ...this.header(), ...this.extraHeaders },
+    });
     this.keep(res);
     return res;
   }
@@ -75,7 +86,12 @@ export class DashboardClient {
     const res = await this.t.app.inject({
       method: "POST",
       url: path,
-      headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        ...this.header(),
+        ...(this.origin === undefined ? {} : { origin: this.origin }),
+        ...this.extraHeaders,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       payload: body.toString(),
     });
     this.keep(res);
