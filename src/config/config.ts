@@ -165,7 +165,7 @@ export const settings = {
   },
   DASHBOARD_BASE_URL: {
     group: "server",
-    doc: "Optional own origin of the owner's dashboard, e.g. https://dashboard.example.com. When set, /dashboard/ answers only on this host and recipient and session pages only on PUBLIC_BASE_URL's, so an account's branding on recipient pages never shares an origin with the dashboard. Unset: both on PUBLIC_BASE_URL.",
+    doc: "Optional own origin of the owner's dashboard, e.g. https://dashboard.example.com (another host than PUBLIC_BASE_URL's, no path). When set, /dashboard/ answers only on this host (a GET elsewhere is redirected here) and recipient and session pages never on it, so the stylesheets accounts put on recipient pages never share an origin with the dashboard. Unset: the dashboard is served on PUBLIC_BASE_URL. See docs/dashboard.md.",
     parse: url(["http:", "https:"]),
   },
   FERRY_ENVIRONMENT: {

@@ -42,7 +42,14 @@ export class DashboardClient {
   /** Headers sent with every call (a Host, Sec-Fetch-Site...). */
   extraHeaders: Record<string, string> = {};
 
-  constructor(readonly t: TestApp) {}
+  constructor(readonly t: TestApp) {
+    // With DASHBOARD_BASE_URL the dashboard answers on its own host only, as a browser asks it.
+    const own = t.ferry.config.dashboardBaseUrl;
+    if (own) {
+      this.extraHeaders = { host: new URL(own).host };
+      this.origin = new URL(own).origin;
+    }
+  }
 
   private keep(res: Inject): void {
     const set = res.headers["set-cookie"];
