@@ -78,20 +78,23 @@ function ownOrigins(request: FastifyRequest, baseUrls: string[]): Set<string> {
 }
 
 /**
- * Why a state-changing request comes from another origin, or undefined when it may go on: no
- * `Origin` and no `Sec-Fetch-Site` (not a browser), an `Origin` of this site, or, without
- * `Origin`, `Sec-Fetch-Site: same-origin` or `none` (the user typed or bookmarked it).
+ * Why a state-changing request comes from another origin, or undefined when it may go on: an
+ * `Origin` of this site; else (no `Origin`, or `Origin: null`) `Sec-Fetch-Site: same-origin` or
+ * `none` (the user typed or bookmarked it); else no `Origin` and no `Sec-Fetch-Site` (not a
+ * browser). Browsers send `Origin: null` on a same-origin form post of a page whose
+ * Referrer-Policy is `no-referrer`, as Ferry's pages are, and from sandboxed frames: `null` alone
+ * proves nothing either way, so Fetch Metadata decides, and without it the post is refused.
  */
 export function foreignOrigin(request: FastifyRequest, baseUrls: string[]): string | undefined {
   if (SAFE_METHODS.has(request.method)) return undefined;
   const origin = singleHeader(request, "origin");
-  if (origin !== undefined) {
+  if (origin !== undefined && origin !== "null") {
     const named = originOf(origin);
-    if (named && ownOrigins(request, baseUrls).has(named)) return undefined;
-    return origin === "null" ? "an opaque origin" : "another origin";
+    return named && ownOrigins(request, baseUrls).has(named) ? undefined : "another origin";
   }
   const site = singleHeader(request, "sec-fetch-site")?.toLowerCase();
-  if (site === undefined || site === "same-origin" || site === "none") return undefined;
+  if (site === "same-origin" || site === "none") return undefined;
+  if (site === undefined) return origin === "null" ? "an opaque origin" : undefined;
   return site === "same-site" ? "another origin of this site" : "another site";
 }
 

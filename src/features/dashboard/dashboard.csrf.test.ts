@@ -116,6 +116,7 @@ describe("dashboard CSRF and session cookies", () => {
       { origin: "http://localhost:8081" },
       { origin: "http://attacker.example" },
       { origin: "null" },
+      { origin: "null", "sec-fetch-site": "cross-site" },
       { "sec-fetch-site": "same-site" },
       { "sec-fetch-site": "cross-site" },
     ];
@@ -142,6 +143,12 @@ describe("dashboard CSRF and session cookies", () => {
     await client.get("/dashboard/settings");
     client.origin = undefined;
     client.extraHeaders = { "sec-fetch-site": "same-origin" };
+    expect((await client.post("/dashboard/settings/profile", { name: "Fetch metadata" })).statusCode).toBe(
+      303,
+    );
+    await client.get("/dashboard/settings");
+    // What a browser sends from a page whose Referrer-Policy is no-referrer: Fetch Metadata decides.
+    client.extraHeaders = { origin: "null", "sec-fetch-site": "same-origin" };
     expect((await client.post("/dashboard/settings/profile", { name: "Fetch metadata" })).statusCode).toBe(
       303,
     );

@@ -925,9 +925,10 @@ describe("posts from another origin", () => {
       });
       expect(upload.statusCode, JSON.stringify(headers)).toBe(403);
     }
-    expect((await getRequest(req.id)).status).not.toBe("completed");
+    expect((await getRequest(req.id)).complete).toBe(false);
     // The page's own origin, and a client that is not a browser, pass on the token.
     expect((await form({ origin: "http://localhost" })).statusCode).toBe(303);
+    expect((await getRequest(req.id)).complete).toBe(true);
   });
 
   it("refuses a Cookie header that names a Ferry cookie twice", async () => {
