@@ -70,9 +70,9 @@ export function actionSource(caller: PageCaller): ActionSource {
 }
 
 /**
- * Resolving session links, their cookies (two-factor session, CSRF secret), chrome and cards, and
- * the audit entries of every call. The cookies are those of the request pages, scoped to the
- * session's path and bound to its token.
+ * Resolving session links, their two-factor session cookie and CSRF tokens (bound to the session
+ * token and that cookie, ADR 0068), chrome and cards, and the audit entries of every call. The
+ * cookie is that of the request pages, scoped to the session's path and bound to its token.
  */
 export class SessionPages {
   constructor(readonly deps: SessionPageDeps) {}
