@@ -20,6 +20,7 @@ import { lazyCompilers } from "../http/lazy-compilers.js";
 import { lazyOpenApi } from "../http/lazy-openapi.js";
 import { installNulGuard } from "../http/nul-bytes.js";
 import { finishOpenApiDocument, transformRouteSchema } from "../http/openapi.js";
+import { installPageGuards } from "../http/page-guards.js";
 import { type RateLimitState, rateLimitHeaders, tighterLimit } from "../http/rate-limit.js";
 import { RouteRegistry } from "../http/route-registry.js";
 import { trustProxyOption } from "../http/trust-proxy.js";
@@ -86,6 +87,8 @@ export async function buildServer(
   installErrorHandling(app, routes);
   await registerBodyParsers(app, config.MAX_JSON_BODY_BYTES);
   installNulGuard(app);
+  // Duplicated Ferry cookies, cross-origin form posts and the dashboard's own origin (ADR 0068, 0069).
+  installPageGuards(app, { publicBaseUrl: config.publicBaseUrl, dashboardBaseUrl: config.dashboardBaseUrl });
   installIntegerRangeGuard(app);
 
   // `?lang=xx` on a page: remember the reader's language in a cookie, then show the page (ADR 0033).

@@ -17,6 +17,28 @@ describe("configuration", () => {
     expect(c.corsOrigins).toBe("*");
   });
 
+  it("takes DASHBOARD_BASE_URL as another origin only", () => {
+    expect(loadConfig({}).dashboardBaseUrl).toBeUndefined();
+    expect(
+      loadConfig({
+        PUBLIC_BASE_URL: "https://files.example.com",
+        DASHBOARD_BASE_URL: "https://dash.example.com/",
+      }).dashboardBaseUrl,
+    ).toBe("https://dash.example.com");
+    for (const [value, problem] of [
+      [
+        "https://files.example.com",
+        "DASHBOARD_BASE_URL must name another host than PUBLIC_BASE_URL (or be unset)",
+      ],
+      ["https://dash.example.com/admin", "DASHBOARD_BASE_URL must be an origin only, without a path"],
+      ["ftp://dash.example.com", 'DASHBOARD_BASE_URL must use http: or https:, got "ftp:"'],
+    ]) {
+      expect(() =>
+        loadConfig({ PUBLIC_BASE_URL: "https://files.example.com", DASHBOARD_BASE_URL: value }),
+      ).toThrow(problem);
+    }
+  });
+
   it("reports every problem at once", () => {
     let error: unknown;
     try {

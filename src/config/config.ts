@@ -163,6 +163,11 @@ export const settings = {
     example: "http://localhost:8080",
     parse: url(["http:", "https:"]),
   },
+  DASHBOARD_BASE_URL: {
+    group: "server",
+    doc: "Optional own origin of the owner's dashboard, e.g. https://dashboard.example.com (another host than PUBLIC_BASE_URL's, no path). When set, /dashboard/ answers only on this host (a GET elsewhere is redirected here) and recipient and session pages never on it, so the stylesheets accounts put on recipient pages never share an origin with the dashboard. Unset: the dashboard is served on PUBLIC_BASE_URL. See docs/dashboard.md.",
+    parse: url(["http:", "https:"]),
+  },
   FERRY_ENVIRONMENT: {
     group: "server",
     doc: "sandbox (default: messages captured, SANDBOX markers, dev account on first start) or live.",
@@ -658,6 +663,8 @@ export interface Config extends Readonly<Parsed> {
   readonly dataDir: string;
   /** PUBLIC_BASE_URL without a trailing slash (defaults to http://localhost:PORT). */
   readonly publicBaseUrl: string;
+  /** DASHBOARD_BASE_URL without a trailing slash; undefined when the dashboard shares PUBLIC_BASE_URL. */
+  readonly dashboardBaseUrl: string | undefined;
   readonly isSandbox: boolean;
   readonly corsOrigins: "*" | string[];
 }
@@ -681,9 +688,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       else throw err;
     }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
   const parsed = out as Parsed;
   const publicBaseUrl = (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, "");
+  const dashboardBaseUrl = parsed.DASHBOARD_BASE_URL?.replace(/\/+$/, "");
+  if (dashboardBaseUrl && problems.length === 0) {
+    const dashboard = new URL(dashboardBaseUrl);
+    if (dashboard.host === new URL(publicBaseUrl).host)
+      problems.push("DASHBOARD_BASE_URL must name another host than PUBLIC_BASE_URL (or be unset)");
+    else if (dashboard.pathname !== "/" || dashboard.search || dashboard.hash)
+      problems.push("DASHBOARD_BASE_URL must be an origin only, without a path");
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   const corsOrigins =
     parsed.CORS_ORIGINS.trim() === "*"
       ? ("*" as const)
@@ -694,6 +709,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...parsed,
     dataDir: resolve(parsed.FERRY_DATA_DIR),
     publicBaseUrl,
+    dashboardBaseUrl,
     isSandbox: parsed.FERRY_ENVIRONMENT === "sandbox",
     corsOrigins,
   });

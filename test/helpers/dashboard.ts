@@ -34,8 +34,22 @@ type Inject = Awaited<ReturnType<TestApp["app"]["inject"]>>;
 export class DashboardClient {
   cookies = new Map<string, string>();
   csrf = "";
+  /**
+   * The Origin its form posts send, as a browser does (`app.inject` asks for `localhost`);
+   * undefined sends none, like a client that is not a browser.
+   */
+  origin: string | undefined = "http://localhost";
+  /** Headers sent with every call (a Host, Sec-Fetch-Site...). */
+  extraHeaders: Record<string, string> = {};
 
-  constructor(readonly t: TestApp) {}
+  constructor(readonly t: TestApp) {
+    // With DASHBOARD_BASE_URL the dashboard answers on its own host only, as a browser asks it.
+    const own = t.ferry.config.dashboardBaseUrl;
+    if (own) {
+      this.extraHeaders = { host: new URL(own).host };
+      this.origin = new URL(own).origin;
+    }
+  }
 
   private keep(res: Inject): void {
     const set = res.headers["set-cookie"];
@@ -57,7 +71,11 @@ export class DashboardClient {
 
   /** GETs a path, keeping cookies and the page's CSRF token. */
   async get(path: string): Promise<Inject> {
-    const res = await this.t.app.inject({ method: "GET", url: path, headers: this.header() });
+    const res = await this.t.app.inject({
+      method: "GET",
+      url: path,
+      headers: { ...this.header(), ...this.extraHeaders },
+    });
     this.keep(res);
     return res;
   }
@@ -75,7 +93,12 @@ export class DashboardClient {
     const res = await this.t.app.inject({
       method: "POST",
       url: path,
-      headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        ...this.header(),
+        ...(this.origin === undefined ? {} : { origin: this.origin }),
+        ...this.extraHeaders,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       payload: body.toString(),
     });
     this.keep(res);
@@ -133,6 +156,8 @@ export async function createDashboardUserWithClient(
   created.recoveryCodes = [
     ...done.body.matchAll(/<code>([0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4})<\/code>/g),
   ].map((m) => m[1]!);
+  // The session changed at enrolment: read a page's token of the new session.
+  expectStatus(await client.get("/dashboard/applications"), 200, "first page");
   return { user: created, client };
 }
 
@@ -160,6 +185,8 @@ export async function signedInClient(t: TestApp, user: DashboardUser): Promise<D
     next: "/dashboard/",
   });
   expectStatus(second, 303, "sign-in code");
+  // The session changed at sign-in: read a page's token of the new session.
+  expectStatus(await client.get("/dashboard/applications"), 200, "first page");
   return client;
 }
 

@@ -9,6 +9,11 @@ import { runNotificationJobs } from "./notifications.js";
 export class PageBrowser {
   cookies = new Map<string, string>();
   csrf = "";
+  /**
+   * The Origin its posts and script calls send, as a browser does (`app.inject` asks for
+   * `localhost`); undefined sends none, like a client that is not a browser.
+   */
+  origin: string | undefined = "http://localhost";
 
   /** `base` is the page path with its trailing slash, e.g. `/s/<token>/`. */
   constructor(
@@ -30,6 +35,11 @@ export class PageBrowser {
     return { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") };
   }
 
+  /** The Origin header of a state-changing call (none when `origin` is undefined). */
+  private originHeader(method: string): Record<string, string> {
+    return this.origin === undefined || method === "GET" ? {} : { origin: this.origin };
+  }
+
   /** GETs `base + path`, keeping cookies and the page's CSRF token. */
   async get(path = "", headers: Record<string, string> = {}) {
     const res = await this.t.app.inject({
@@ -48,7 +58,11 @@ export class PageBrowser {
     const res = await this.t.app.inject({
       method: "POST",
       url: `${this.base}${path}`,
-      headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        ...this.header(),
+        ...this.originHeader("POST"),
+        "content-type": "application/x-www-form-urlencoded",
+      },
       payload: new URLSearchParams({ csrf_token: this.csrf, ...form }).toString(),
     });
     this.keep(res);
@@ -76,6 +90,7 @@ export class PageBrowser {
       url: `${this.base}${path}`,
       headers: {
         ...this.header(),
+        ...this.originHeader(method),
         accept: "application/json",
         "x-csrf-token": this.csrf,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
@@ -104,6 +119,7 @@ export class PageBrowser {
       url: `${this.base}${path}`,
       headers: {
         ...this.header(),
+        ...this.originHeader(method),
         "x-csrf-token": this.csrf,
         "content-type": `multipart/form-data; boundary=${boundary}`,
       },

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
@@ -13,12 +13,35 @@ import { isHttps, readCookies, setCookie } from "../recipient/index.js";
 import type { LiveSession, SessionsService } from "./sessions.service.js";
 import { DashboardLayout, type DashboardSection } from "./views/layout.js";
 
-/** Cookie of the dashboard session token (HttpOnly, SameSite=Lax, Secure over https, path /dashboard). */
-export const DASHBOARD_SESSION_COOKIE = "ferry_dash";
-/** Cookie of the per-browser CSRF secret of dashboard forms (HttpOnly, SameSite=Strict). */
-export const DASHBOARD_CSRF_COOKIE = "ferry_dash_csrf";
-/** Path of every dashboard cookie. */
-export const DASHBOARD_PATH = "/dashboard";
+/**
+ * Names and path of the dashboard's cookies. Over https (the dashboard's base URL is https) they
+ * carry the `__Host-` prefix, which browsers accept only Secure, with Path=/ and without Domain,
+ * so no subdomain and no plain-http page of the host can plant them; over http (development)
+ * they are plain names scoped to /dashboard.
+ */
+export interface DashboardCookies {
+  /** The session token (HttpOnly, SameSite=Lax). */
+  session: string;
+  /** The pre-session nonce of the sign-in and setup forms (HttpOnly, SameSite=Strict, short-lived). */
+  preSession: string;
+  path: string;
+}
+
+/** The dashboard's cookie names for a base URL (see DashboardCookies). */
+export function dashboardCookies(baseUrl: string): DashboardCookies {
+  return baseUrl.startsWith("https:")
+    ? { session: "__Host-ferry_dash", preSession: "__Host-ferry_dash_pre", path: "/" }
+    : { session: "ferry_dash", preSession: "ferry_dash_pre", path: "/dashboard" };
+}
+
+/** How long a pre-session nonce (an open sign-in or setup form) lives, in seconds. */
+const PRE_SESSION_SECONDS = 30 * 60;
+
+/**
+ * What a form's CSRF token is bound to: `session` (the request's dashboard session, at any stage)
+ * or `pre-session` (the sign-in and setup forms, before any session: the pre-session nonce).
+ */
+export type CsrfBinding = "session" | "pre-session";
 
 /** The signed-in user of a dashboard page: who they are and the account whose objects they see. */
 export interface SignedInUser {
@@ -108,27 +131,43 @@ export class DashboardKit {
       database: { db: import("../../db/database.js").Database["db"] };
       environment: "sandbox" | "live";
       publicBaseUrl: string;
+      dashboardBaseUrl?: string | undefined;
     },
-  ) {}
+  ) {
+    this.cookies = dashboardCookies(this.baseUrl);
+  }
+
+  /** The dashboard's cookie names (`__Host-` over https). */
+  readonly cookies: DashboardCookies;
 
   get environment(): "sandbox" | "live" {
     return this.deps.environment;
   }
 
+  /** The dashboard's base URL: DASHBOARD_BASE_URL when set, else PUBLIC_BASE_URL. */
+  get baseUrl(): string {
+    return this.deps.dashboardBaseUrl ?? this.deps.publicBaseUrl;
+  }
+
   /** True when the dashboard is served over https (cookies get Secure). */
   https(request: FastifyRequest): boolean {
-    return isHttps(request, this.deps.publicBaseUrl);
+    return isHttps(request, this.baseUrl);
+  }
+
+  /** The session token the request's cookie holds (undefined when none). */
+  sessionToken(request: FastifyRequest): string | undefined {
+    return readCookies(request)[this.cookies.session];
   }
 
   /** The live session of the request's cookie, at any stage (undefined when none). */
   async session(request: FastifyRequest): Promise<LiveSession | undefined> {
-    return this.deps.sessions.resolve(readCookies(request)[DASHBOARD_SESSION_COOKIE]);
+    return this.deps.sessions.resolve(this.sessionToken(request));
   }
 
   /** Sets the session cookie. */
   setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeSeconds: number): void {
-    setCookie(reply, DASHBOARD_SESSION_COOKIE, token, {
-      path: DASHBOARD_PATH,
+    setCookie(reply, this.cookies.session, token, {
+      path: this.cookies.path,
       maxAgeSeconds,
       secure: this.https(request),
       sameSite: "Lax",
@@ -137,48 +176,78 @@ export class DashboardKit {
 
   /** Clears the session cookie. */
   clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-    setCookie(reply, DASHBOARD_SESSION_COOKIE, "", {
-      path: DASHBOARD_PATH,
+    setCookie(reply, this.cookies.session, "", {
+      path: this.cookies.path,
       maxAgeSeconds: 0,
       secure: this.https(request),
       sameSite: "Lax",
     });
   }
 
-  private csrfMac(kid: string, secret: string): string {
+  /** Clears the pre-session nonce (a session has begun: its forms are bound to the session). */
+  clearPreSession(request: FastifyRequest, reply: FastifyReply): void {
+    setCookie(reply, this.cookies.preSession, "", {
+      path: this.cookies.path,
+      maxAgeSeconds: 0,
+      secure: this.https(request),
+      sameSite: "Strict",
+    });
+  }
+
+  private csrfMac(kid: string, binding: string): string {
     const key = createHmac("sha256", this.deps.keyRing.derive(kid, "secrets"))
       .update("ferry/dashboard/csrf")
       .digest();
-    return createHmac("sha256", key).update(secret).digest("base64url");
+    return createHmac("sha256", key).update(binding).digest("base64url");
   }
 
-  /** The CSRF token of the page's forms; sets the browser's CSRF secret cookie when missing. */
-  csrfToken(request: FastifyRequest, reply: FastifyReply): string {
-    let secret = readCookies(request)[DASHBOARD_CSRF_COOKIE];
-    if (!secret || !/^[A-Za-z0-9_-]{24,64}$/.test(secret)) {
-      secret = randomBytes(24).toString("base64url");
-      setCookie(reply, DASHBOARD_CSRF_COOKIE, secret, {
-        path: DASHBOARD_PATH,
-        maxAgeSeconds: 86_400,
+  /**
+   * What a token of `binding` is computed over for this request: the hash of the session token,
+   * or the pre-session nonce; undefined when the request holds none (no token can match).
+   */
+  private bindingValue(request: FastifyRequest, binding: CsrfBinding): string | undefined {
+    if (binding === "session") {
+      const token = this.sessionToken(request);
+      if (!token) return undefined;
+      return `session|${createHash("sha256").update(token, "utf8").digest("hex")}`;
+    }
+    const nonce = readCookies(request)[this.cookies.preSession];
+    return nonce && /^[A-Za-z0-9_-]{32}$/.test(nonce) ? `pre-session|${nonce}` : undefined;
+  }
+
+  /**
+   * The CSRF token of the page's forms, bound to the request's session (default) or, for the
+   * sign-in and setup forms, to a pre-session nonce (set in a short-lived cookie when missing).
+   * A token of one session or nonce is refused in any other.
+   */
+  csrfToken(request: FastifyRequest, reply: FastifyReply, binding: CsrfBinding = "session"): string {
+    let value = this.bindingValue(request, binding);
+    if (value === undefined && binding === "pre-session") {
+      const nonce = randomBytes(24).toString("base64url");
+      setCookie(reply, this.cookies.preSession, nonce, {
+        path: this.cookies.path,
+        maxAgeSeconds: PRE_SESSION_SECONDS,
         secure: this.https(request),
         sameSite: "Strict",
       });
-      // The new secret is also what this request's later reads see.
-      request.headers.cookie = `${request.headers.cookie ? `${request.headers.cookie}; ` : ""}${DASHBOARD_CSRF_COOKIE}=${secret}`;
+      // The new nonce is also what this request's later reads see.
+      request.headers.cookie = `${request.headers.cookie ? `${request.headers.cookie}; ` : ""}${this.cookies.preSession}=${nonce}`;
+      value = `pre-session|${nonce}`;
     }
+    if (value === undefined) return "";
     const kid = this.deps.keyRing.activeKid;
-    return `${kid}.${this.csrfMac(kid, secret)}`;
+    return `${kid}.${this.csrfMac(kid, value)}`;
   }
 
-  /** True when the form's `csrf_token` field matches the browser's CSRF secret. */
-  validCsrf(request: FastifyRequest): boolean {
-    const secret = readCookies(request)[DASHBOARD_CSRF_COOKIE];
+  /** True when the form's `csrf_token` field was made for this request's session or nonce. */
+  validCsrf(request: FastifyRequest, binding: CsrfBinding = "session"): boolean {
+    const value = this.bindingValue(request, binding);
     const token = formField(request, "csrf_token");
-    if (!secret || !token) return false;
+    if (!value || !token) return false;
     const dot = token.indexOf(".");
     const kid = token.slice(0, dot);
     if (dot < 1 || !this.deps.keyRing.kids().includes(kid)) return false;
-    return constantTimeEqual(token, `${kid}.${this.csrfMac(kid, secret)}`);
+    return constantTimeEqual(token, `${kid}.${this.csrfMac(kid, value)}`);
   }
 
   /** Sends a 303 redirect (after a form post, or to sign-in). */
@@ -264,8 +333,8 @@ export class DashboardKit {
   }
 
   /** Refuses a form post with a wrong CSRF token: 403 page. Returns false when refused. */
-  checkCsrf(request: FastifyRequest, reply: FastifyReply): boolean {
-    if (this.validCsrf(request)) return true;
+  checkCsrf(request: FastifyRequest, reply: FastifyReply, binding: CsrfBinding = "session"): boolean {
+    if (this.validCsrf(request, binding)) return true;
     this.renderPublic(
       request,
       reply,

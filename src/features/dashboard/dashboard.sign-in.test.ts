@@ -181,15 +181,29 @@ describe("dashboard sign-in", () => {
 describe("dashboard sign-in over https", () => {
   const h = useHarness({ env: { PUBLIC_BASE_URL: "https://ferry.test" } });
 
-  it("marks the session and CSRF cookies Secure and sends HSTS", async () => {
+  it("names the session and pre-session cookies __Host- (Secure, Path=/, no Domain) and sends HSTS", async () => {
     const user = await createDashboardUser(h.t, { accountId: h.owner.accountId });
     const client = new DashboardClient(h.t);
     const page = await client.get("/dashboard/sign-in");
     expect(String(page.headers["set-cookie"])).toMatch(
-      /ferry_dash_csrf=[^;]+;.*HttpOnly; SameSite=Strict; Secure/,
+      /^__Host-ferry_dash_pre=[^;]+; Path=\/; Max-Age=1800; HttpOnly; SameSite=Strict; Secure$/,
     );
     expect(page.headers["strict-transport-security"]).toBe("max-age=31536000");
     const first = await client.post("/dashboard/sign-in", { email: user.email, password: user.password });
-    expect(String(first.headers["set-cookie"])).toMatch(/ferry_dash=[^;]+;.*HttpOnly; SameSite=Lax; Secure/);
+    const set = [first.headers["set-cookie"]].flat().map(String);
+    expect(set).toContainEqual(
+      expect.stringMatching(
+        /^__Host-ferry_dash=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/,
+      ),
+    );
+    expect(set.join("\n")).not.toMatch(/Domain=|(^|\n)ferry_dash=/);
+    // A plain-named cookie (what another port could plant) is not read over https.
+    const planted = await h.t.app.inject({
+      method: "GET",
+      url: "/dashboard/sign-in/code",
+      headers: { cookie: `ferry_dash=${client.cookies.get("__Host-ferry_dash")}` },
+    });
+    expect(planted.headers.location).toBe("/dashboard/sign-in");
+    expect((await client.get("/dashboard/sign-in/code")).statusCode).toBe(200);
   });
 });

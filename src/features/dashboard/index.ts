@@ -6,7 +6,8 @@
  * - Write `<name>.pages.tsx` exporting `(deps) => RouteModule`; add it to `pageModules` below.
  * - Register with `kit.get(app, path, { operationId }, handler)` and `kit.post(...)`: both run the
  *   session guard (no signed-in session: 303 to /dashboard/sign-in) and `kit.post` checks the CSRF
- *   token first (403 page). The handler gets `(request, reply, ctx: PageContext)`.
+ *   token, bound to the session, first (403 page). Cross-origin posts are refused before routing
+ *   (src/http/page-guards.ts). The handler gets `(request, reply, ctx: PageContext)`.
  * - The account: `ctx.user` is `{ userId, accountId, email }`; only show objects of
  *   `ctx.user.accountId` (another account's id in a URL is a 404).
  * - Forms: put `<CsrfField token={ctx.csrfToken} />` in every form; read fields with
@@ -35,10 +36,11 @@ import { UsersService } from "./users.service.js";
 
 export { dashboardCommands } from "./dashboard.commands.js";
 export {
-  DASHBOARD_CSRF_COOKIE,
-  DASHBOARD_SESSION_COOKIE,
+  type CsrfBinding,
+  type DashboardCookies,
   DashboardKit,
   dashboardActor,
+  dashboardCookies,
   formField,
   formFields,
   type PageContext,
@@ -83,7 +85,7 @@ export function createDashboardFeature(deps: {
     clock,
     keyRing,
     audit,
-    publicBaseUrl: config.publicBaseUrl,
+    publicBaseUrl: config.dashboardBaseUrl ?? config.publicBaseUrl,
     issuer: config.isSandbox ? "Ferry sandbox" : "Ferry",
   });
   const sessions = new SessionsService({ database, clock, lifetimes: deps.lifetimes ?? DEFAULT_LIFETIMES });
@@ -94,6 +96,7 @@ export function createDashboardFeature(deps: {
     database,
     environment: config.FERRY_ENVIRONMENT,
     publicBaseUrl: config.publicBaseUrl,
+    dashboardBaseUrl: config.dashboardBaseUrl,
   });
   // Every dashboard page module, in registration order: add new pages here.
   const applications = new AccountApplications(database, auth, audit);

@@ -2,8 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiter } from "../../http/rate-limit.js";
 import { AppError } from "../../shared/errors.js";
 import type { RouteModule } from "../../shared/feature.js";
-import { readCookies } from "../recipient/index.js";
-import { DASHBOARD_SESSION_COOKIE, type DashboardKit, formField } from "./dashboard-kit.js";
+import { type DashboardKit, formField } from "./dashboard-kit.js";
 import type { SessionsService } from "./sessions.service.js";
 import { SignInRefused, type UsersService } from "./users.service.js";
 import {
@@ -65,7 +64,10 @@ export function signInPages(deps: {
       return true;
     }
   };
-  /** Replaces the request's session by a new one at `stage` (new token: no fixation). */
+  /**
+   * Replaces the request's session, whatever its cookie holds (a planted one included), by a new
+   * one at `stage`: a new token at every step, so no session survives sign-in (no fixation).
+   */
   const restart = async (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -75,8 +77,9 @@ export function signInPages(deps: {
     await sessions.end(readToken(request));
     const { token, maxAgeSeconds } = await sessions.start(user, stage, from(request));
     kit.setSessionCookie(request, reply, token, maxAgeSeconds);
+    kit.clearPreSession(request, reply);
   };
-  const readToken = (request: FastifyRequest) => readCookies(request)[DASHBOARD_SESSION_COOKIE];
+  const readToken = (request: FastifyRequest) => kit.sessionToken(request);
 
   return async (app) => {
     app.get(
@@ -90,7 +93,7 @@ export function signInPages(deps: {
           request,
           reply,
           "Sign in",
-          <SignInForm csrfToken={kit.csrfToken(request, reply)} next={next} />,
+          <SignInForm csrfToken={kit.csrfToken(request, reply, "pre-session")} next={next} />,
         );
       },
     );
@@ -99,7 +102,7 @@ export function signInPages(deps: {
       "/dashboard/sign-in",
       publicRoute("dashboardSignIn", "Check email and password"),
       async (request, reply) => {
-        if (!kit.checkCsrf(request, reply)) return reply;
+        if (!kit.checkCsrf(request, reply, "pre-session")) return reply;
         if (await limited(request, reply, "Sign in")) return reply;
         const email = formField(request, "email");
         const next = safeNext(formField(request, "next"));
@@ -118,7 +121,7 @@ export function signInPages(deps: {
             reply,
             "Sign in",
             <SignInForm
-              csrfToken={kit.csrfToken(request, reply)}
+              csrfToken={kit.csrfToken(request, reply, "pre-session")}
               next={next}
               email={email}
               error={err.message}
@@ -235,7 +238,11 @@ export function signInPages(deps: {
           request,
           reply,
           "Welcome to Ferry",
-          <SetPasswordForm csrfToken={kit.csrfToken(request, reply)} email={user.email} token={token} />,
+          <SetPasswordForm
+            csrfToken={kit.csrfToken(request, reply, "pre-session")}
+            email={user.email}
+            token={token}
+          />,
         );
       },
     );
@@ -244,7 +251,7 @@ export function signInPages(deps: {
       "/dashboard/setup/:token",
       publicRoute("dashboardSetPassword", "Set the password of a setup link"),
       async (request, reply) => {
-        if (!kit.checkCsrf(request, reply)) return reply;
+        if (!kit.checkCsrf(request, reply, "pre-session")) return reply;
         if (await limited(request, reply, "Welcome to Ferry")) return reply;
         const token = (request.params as { token: string }).token;
         const password = formField(request, "password");
@@ -262,7 +269,7 @@ export function signInPages(deps: {
             reply,
             "Welcome to Ferry",
             <SetPasswordForm
-              csrfToken={kit.csrfToken(request, reply)}
+              csrfToken={kit.csrfToken(request, reply, "pre-session")}
               email={user.email}
               token={token}
               error={err.message}
@@ -279,6 +286,8 @@ export function signInPages(deps: {
       "/dashboard/sign-out",
       publicRoute("dashboardSignOut", "Sign out of this browser"),
       async (request, reply) => {
+        // Without a session there is nothing to end: back to sign-in.
+        if (!readToken(request)) return kit.redirect(reply, "/dashboard/sign-in");
         if (!kit.checkCsrf(request, reply)) return reply;
         await sessions.end(readToken(request));
         kit.clearSessionCookie(request, reply);

@@ -102,7 +102,7 @@ export {
   setCookie,
 } from "./recipient-http.js";
 export { pageCaller } from "./recipient-session.js";
-export { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
+export { type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
 export { tfaNoticeOf } from "./request.pages.js";
 export type { TfaStatus, TfaSubject, TwoFactorService } from "./two-factor.service.js";
 export { uploadPieces } from "./upload-body.js";

@@ -6,7 +6,7 @@ import { AppError } from "../../shared/errors.js";
 import { pageTranslator } from "../../web/i18n.js";
 import type { PageCaller, RecipientContext, RecipientService } from "./recipient.service.js";
 import { isHttps, pagePath, readCookies, sendPage, setCookie } from "./recipient-http.js";
-import { CSRF_COOKIE, type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
+import { type RecipientTokens, SESSION_COOKIE } from "./recipient-tokens.js";
 import { NotFoundPage } from "./views/pages.js";
 
 /** A request to a route under `/r/:identifier/` (its params typed by IdentifierParams). */
@@ -25,8 +25,7 @@ export function pageCaller(request: FastifyRequest): PageCaller {
 
 /**
  * Session handling of recipient links: resolves the link a request names (and records it for the
- * page-call audit entry), the per-browser CSRF secret cookie and the tokens its forms carry, and
- * the two-factor session cookie.
+ * page-call audit entry), the CSRF tokens its forms carry, and the two-factor session cookie.
  */
 export class RecipientSession {
   constructor(
@@ -80,25 +79,22 @@ export class RecipientSession {
     });
   }
 
-  /** The CSRF token of the page's forms; sets the browser's CSRF secret cookie when it is missing. */
-  csrfToken(request: FastifyRequest, reply: FastifyReply, ctx: RecipientContext): string {
-    const { config, tokens } = this.deps;
-    let secret = readCookies(request)[CSRF_COOKIE];
-    if (!secret || !/^[A-Za-z0-9_-]{16,64}$/.test(secret)) {
-      secret = tokens.newCsrfSecret();
-      setCookie(reply, CSRF_COOKIE, secret, {
-        path: pagePath(ctx.request.identifier),
-        maxAgeSeconds: 7 * 86_400,
-        secure: isHttps(request, config.publicBaseUrl),
-        sameSite: "Strict",
-      });
-    }
-    return tokens.csrfToken(ctx.request.identifier, secret);
+  /** The browser's two-factor session cookie of this request when it is valid, else undefined. */
+  private tfaBinding(request: FastifyRequest, ctx: RecipientContext): string | undefined {
+    return this.hasSession(request, ctx) ? readCookies(request)[SESSION_COOKIE] : undefined;
   }
 
-  /** True when `token` is a CSRF token of this link for the browser's CSRF secret. */
+  /**
+   * The CSRF token of the page's forms and script (`X-CSRF-Token` of the upload calls), bound to
+   * the link and, once the browser passed two-factor, to that session (ADR 0068).
+   */
+  csrfToken(request: FastifyRequest, ctx: RecipientContext): string {
+    return this.deps.tokens.csrfToken(ctx.request.identifier, this.tfaBinding(request, ctx));
+  }
+
+  /** True when `token` is a CSRF token of this link and the browser's two-factor session. */
   validCsrf(request: FastifyRequest, ctx: RecipientContext, token: string | undefined): boolean {
-    return this.deps.tokens.verifyCsrf(ctx.request.identifier, readCookies(request)[CSRF_COOKIE], token);
+    return this.deps.tokens.verifyCsrf(ctx.request.identifier, this.tfaBinding(request, ctx), token);
   }
 
   /** Refuses a form post whose CSRF token is missing or invalid (403). */

@@ -1,11 +1,13 @@
 import { createHmac } from "node:crypto";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
-import { constantTimeEqual, randomToken } from "../../crypto/hashing.js";
+import { constantTimeEqual } from "../../crypto/hashing.js";
 
-/** Cookie holding the per-browser CSRF secret of one request's pages (path-scoped). */
-export const CSRF_COOKIE = "ferry_csrf";
 /** Cookie holding the two-factor session of one request (path-scoped). */
 export const SESSION_COOKIE = "ferry_tfa";
+
+function csrfMessage(link: string, tfaSession: string | undefined): string {
+  return `${link}|${tfaSession ?? "-"}`;
+}
 
 /**
  * Keyed MACs of the recipient pages: two-factor code hashes, session cookies and CSRF tokens. Keys
@@ -42,24 +44,24 @@ export class RecipientTokens {
     return constantTimeEqual(stored, `${kid}:${this.mac(kid, "tfa-code", `${requestId}|${code}`)}`);
   }
 
-  /** A new CSRF secret for the CSRF cookie. */
-  newCsrfSecret(): string {
-    return randomToken(18);
-  }
-
-  /** The CSRF token forms carry: a MAC of the browser's CSRF secret and the identifier. */
-  csrfToken(identifier: string, secret: string): string {
+  /**
+   * The CSRF token forms and page scripts carry: a MAC of the link (a request's identifier or a
+   * session's token) and what the browser's session of it is: the two-factor session cookie's
+   * value when the link asks for a code and the browser passed it, else nothing (the link alone
+   * is the authority). A token of one link or two-factor session is refused in any other.
+   */
+  csrfToken(link: string, tfaSession: string | undefined): string {
     const kid = this.keyRing.activeKid;
-    return `${kid}.${this.mac(kid, "csrf", `${identifier}|${secret}`)}`;
+    return `${kid}.${this.mac(kid, "csrf", csrfMessage(link, tfaSession))}`;
   }
 
-  /** True when `token` was made by csrfToken for this identifier and secret. */
-  verifyCsrf(identifier: string, secret: string | undefined, token: string | undefined): boolean {
-    if (!secret || !token) return false;
+  /** True when `token` was made by csrfToken for this link and two-factor session. */
+  verifyCsrf(link: string, tfaSession: string | undefined, token: string | undefined): boolean {
+    if (!token) return false;
     const dot = token.indexOf(".");
     const kid = token.slice(0, dot);
     if (dot < 1 || !this.keyRing.kids().includes(kid)) return false;
-    return constantTimeEqual(token, `${kid}.${this.mac(kid, "csrf", `${identifier}|${secret}`)}`);
+    return constantTimeEqual(token, `${kid}.${this.mac(kid, "csrf", csrfMessage(link, tfaSession))}`);
   }
 
   /**

@@ -292,9 +292,21 @@ describe("pull page", () => {
     expect(page.body).toContain('<script type="module" src="/static/recipient.js"></script>');
   });
 
-  it("sets the CSRF cookie on the first visit", async () => {
-    const { b } = await openPull();
-    expect(b.cookies.has("ferry_csrf")).toBe(true);
+  it("binds the page's token to its link, with no CSRF cookie to plant: another link's token is refused", async () => {
+    const { req, b } = await openPull();
+    expect([...b.cookies.keys()].filter((name) => name.startsWith("ferry_"))).toEqual([]);
+    const { b: other } = await openPull();
+    b.csrf = other.csrf;
+    expect((await sendChunk(b, 1)).statusCode).toBe(403);
+    const submit = await b.post("submit", {});
+    expect(submit.statusCode).toBe(403);
+    expect(submit.json().code).toBe("NOT_AUTHORIZED");
+    expect((await getRequest(req.id)).media).toEqual([]);
+    // A client that is not a browser sends the token the page carries (data-csrf), nothing else.
+    await b.get();
+    const bare = new Browser(req.identifier);
+    bare.csrf = b.csrf;
+    expect((await sendChunk(bare, 1)).statusCode).toBe(201);
   });
 
   it("refuses a first chunk of a type the request does not allow, before storing it", async () => {
@@ -838,6 +850,40 @@ describe("two-factor", () => {
     );
   });
 
+  it("binds the page's token to the two-factor session: a token of another session is refused", async () => {
+    const phone = "+15555554580";
+    const { req, b } = await openSmsPull(phone);
+    // The attacker holds the link but not the code: the code page's token and its cookies.
+    const attacker = new Browser(req.identifier);
+    await attacker.get();
+    const preSession = attacker.csrf;
+    expect((await b.post("tfa/verify", { code: await sendCode(b, phone) })).statusCode).toBe(303);
+    await b.get();
+    const sessionA = b.csrf;
+    expect(sessionA).not.toBe(preSession);
+    // Another browser passes two-factor later: its session and token differ.
+    t.clock.advance(1000);
+    const c = new Browser(req.identifier);
+    await c.get();
+    expect((await c.post("tfa/verify", { code: await sendCode(c, phone) })).statusCode).toBe(303);
+    await c.get();
+    expect(c.csrf).not.toBe(sessionA);
+    for (const [name, token] of [
+      ["another session", sessionA],
+      ["before two-factor", preSession],
+    ] as const) {
+      // The attacker's cookies are planted beside the victim's session.
+      for (const [k, v] of attacker.cookies) if (!c.cookies.has(k)) c.cookies.set(k, v);
+      const mine = c.csrf;
+      c.csrf = token;
+      expect((await sendChunk(c, 1)).statusCode, name).toBe(403);
+      expect((await c.post("submit", { confirm_empty: "1" })).statusCode, name).toBe(403);
+      c.csrf = mine;
+    }
+    expect((await getRequest(req.id)).media).toEqual([]);
+    expect((await sendChunk(c, 1)).statusCode).toBe(201);
+  });
+
   it("ignores a forged notice in the page address", async () => {
     const { b } = await openSmsPull("+15555554575");
     for (const query of ["?notice=wrong&left=abc", "?notice=%3Cb%3E", "?notice=send_limit"]) {
@@ -845,6 +891,51 @@ describe("two-factor", () => {
       expect(page.statusCode).toBe(200);
       expect(page.body).not.toContain('id="tfa-notice"');
     }
+  });
+});
+
+describe("posts from another origin", () => {
+  it("refuses form posts and upload calls a browser sends from another origin, before anything is stored", async () => {
+    const { req, b } = await openPull();
+    const form = (headers: Record<string, string>) =>
+      t.app.inject({
+        method: "POST",
+        url: `${b.base}submit`,
+        headers: { ...b.header(), ...headers, "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ csrf_token: b.csrf, confirm_empty: "1" }).toString(),
+      });
+    for (const headers of [
+      { origin: "http://localhost:8081" },
+      { origin: "https://attacker.example" },
+      { origin: "null" },
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "cross-site" },
+    ] as Record<string, string>[]) {
+      const res = await form(headers);
+      expect(res.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(res.json()).toEqual({
+        code: "NOT_AUTHORIZED",
+        detail: expect.stringContaining("not from this page"),
+      });
+      const upload = await t.app.inject({
+        method: "POST",
+        url: `${b.base}uploads`,
+        headers: { ...b.header(), ...headers, "x-csrf-token": b.csrf, "content-type": "application/json" },
+        payload: "{}",
+      });
+      expect(upload.statusCode, JSON.stringify(headers)).toBe(403);
+    }
+    expect((await getRequest(req.id)).complete).toBe(false);
+    // The page's own origin, and a client that is not a browser, pass on the token.
+    expect((await form({ origin: "http://localhost" })).statusCode).toBe(303);
+    expect((await getRequest(req.id)).complete).toBe(true);
+  });
+
+  it("refuses a Cookie header that names a Ferry cookie twice", async () => {
+    const { b } = await openPull();
+    const res = await b.get("", { cookie: "ferry_tfa=a; ferry_tfa=b" });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain("ferry_tfa more than once");
   });
 });
 

@@ -44,7 +44,7 @@ export async function renderRequestPage(
   extra: PageExtras = {},
 ): Promise<FastifyReply> {
   const { recipient, twoFactor, session } = deps;
-  const csrf = session.csrfToken(request, reply, ctx);
+  const csrf = session.csrfToken(request, ctx);
   const chrome = recipient.chrome(ctx, pageTranslator(request, ctx.account.defaultLanguage));
   const kind = recipient.pageKind(ctx, session.hasSession(request, ctx));
   const status = extra.status ?? 200;

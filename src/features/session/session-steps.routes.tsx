@@ -93,7 +93,6 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
 
   const inputOf = async (
     request: FastifyRequest,
-    reply: FastifyReply,
     page: SessionPage,
     row: StepInput["row"],
   ): Promise<StepInput> => {
@@ -111,7 +110,7 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         ip: request.ip,
         userAgent: String(request.headers["user-agent"] ?? ""),
       },
-      csrf: kit.csrfToken(request, reply, page),
+      csrf: kit.csrfToken(request, page),
       stepBase: `${page.base}steps/${row.id}/`,
       i18n: chrome.i18n,
       origin: await originOf(kit, request, page),
@@ -129,7 +128,7 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
     const feature = await stepOf(page, featureId);
     if (!feature) return kit.notFoundPage(reply);
     const chrome = kit.chrome(page, request);
-    const input = await inputOf(request, reply, page, feature.row);
+    const input = await inputOf(request, page, feature.row);
     const locked = feature.waitsFor.length
       ? chrome.i18n.t("step.locked", {
           titles: feature.waitsFor.map((w) => w.title || `#${w.id}`).join(", "),
@@ -249,7 +248,7 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
       if (feature.waitsFor.length) return show(request, reply, page, featureId, 409);
       if (feature.state !== "pending") return show(request, reply, page, featureId, 422, t("submit.closed"));
       try {
-        const { result, cookie } = await steps.act(await inputOf(request, reply, page, feature.row), form);
+        const { result, cookie } = await steps.act(await inputOf(request, page, feature.row), form);
         if (cookie)
           setCookie(reply, cookie.name, cookie.value, {
             path: cookie.path,
@@ -291,7 +290,7 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
       const feature = page && link ? await stepOf(page, link.featureId) : undefined;
       if (!page || !link || !feature) return kit.notFoundPage(reply);
       try {
-        await steps.returned(await inputOf(request, reply, page, feature.row));
+        await steps.returned(await inputOf(request, page, feature.row));
       } catch (error) {
         // Completed meanwhile (the owner's call, another return): the recipient just goes back.
         if (!(error instanceof AppError && (error.status === 409 || error.status === 422))) throw error;

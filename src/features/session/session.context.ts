@@ -10,7 +10,6 @@ import type { BrandingRow, BrandingService } from "../branding/index.js";
 import type { ActionSource, ContainerSessions, SessionContext } from "../containers/index.js";
 import type { EnrichmentSteps } from "../enrichments/index.js";
 import {
-  CSRF_COOKIE,
   isHttps,
   NotFoundPage,
   type PageCaller,
@@ -71,9 +70,9 @@ export function actionSource(caller: PageCaller): ActionSource {
 }
 
 /**
- * Resolving session links, their cookies (two-factor session, CSRF secret), chrome and cards, and
- * the audit entries of every call. The cookies are those of the request pages, scoped to the
- * session's path and bound to its token.
+ * Resolving session links, their two-factor session cookie and CSRF tokens (bound to the session
+ * token and that cookie, ADR 0068), chrome and cards, and the audit entries of every call. The
+ * cookie is that of the request pages, scoped to the session's path and bound to its token.
  */
 export class SessionPages {
   constructor(readonly deps: SessionPageDeps) {}
@@ -159,25 +158,31 @@ export class SessionPages {
     );
   }
 
-  /** The CSRF token of the page's forms; sets the browser's CSRF secret cookie when it is missing. */
-  csrfToken(request: FastifyRequest, reply: FastifyReply, page: SessionPage): string {
-    const { config, tokens } = this.deps;
-    let secret = readCookies(request)[CSRF_COOKIE];
-    if (!secret || !/^[A-Za-z0-9_-]{16,64}$/.test(secret)) {
-      secret = tokens.newCsrfSecret();
-      setCookie(reply, CSRF_COOKIE, secret, {
-        path: page.base,
-        maxAgeSeconds: 7 * 86_400,
-        secure: isHttps(request, config.publicBaseUrl),
-        sameSite: "Strict",
-      });
-    }
-    return tokens.csrfToken(page.session.token, secret);
+  /** The browser's code session cookie when the session asks for a code and it is valid. */
+  private tfaBinding(request: FastifyRequest, page: SessionPage): string | undefined {
+    if (!this.tfaSubject(page)) return undefined;
+    const value = readCookies(request)[SESSION_COOKIE];
+    return this.deps.tokens.verifySession(
+      page.session.container.id,
+      page.session.token,
+      value,
+      this.nowSeconds(),
+    )
+      ? value
+      : undefined;
+  }
+
+  /**
+   * The CSRF token of the page's forms and script, bound to the session's token and, once the
+   * browser passed the code, to that code session (ADR 0068).
+   */
+  csrfToken(request: FastifyRequest, page: SessionPage): string {
+    return this.deps.tokens.csrfToken(page.session.token, this.tfaBinding(request, page));
   }
 
   /** Refuses (403) a call whose CSRF token (form field or X-CSRF-Token header) is missing or wrong. */
   checkCsrf(request: FastifyRequest, page: SessionPage, token: string | undefined): void {
-    if (!this.deps.tokens.verifyCsrf(page.session.token, readCookies(request)[CSRF_COOKIE], token))
+    if (!this.deps.tokens.verifyCsrf(page.session.token, this.tfaBinding(request, page), token))
       throw new AppError(
         "NOT_AUTHORIZED",
         "The form expired or did not come from this page. Reload the page and try again.",

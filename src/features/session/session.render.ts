@@ -117,7 +117,7 @@ export async function renderSession(
   extras: SessionExtras = {},
 ): Promise<FastifyReply> {
   const { sessions, config } = kit.deps;
-  const csrf = kit.csrfToken(request, reply, page);
+  const csrf = kit.csrfToken(request, page);
   const chrome = kit.chrome(page, request);
   const card = await kit.card(page);
   const status = extras.status ?? 200;

@@ -652,6 +652,73 @@ describe("auth code", () => {
     expect(wrong.page.body).not.toContain("Your contract");
   });
 
+  it("binds the page's token to the session link and its code session; another's is refused", async () => {
+    const { c, pull, ana, ben, to } = await codedSession();
+    const { b: bens } = await open(ben);
+    const { b } = await open(ana);
+    // Before the code: the code page's token; after it, one of this code session only.
+    const beforeCode = b.csrf;
+    const attacker = new PageBrowser(h.t, ana.base);
+    await attacker.get();
+    await b.post("tfa/send", {});
+    expect((await b.post("tfa/verify", { code: await capturedCode(h.t, h.owner, to) })).statusCode).toBe(303);
+    await b.get();
+    expect(b.csrf).not.toBe(beforeCode);
+    const mine = b.csrf;
+    for (const [name, token] of [
+      ["before the code", beforeCode],
+      ["another recipient's link", bens.csrf],
+    ] as const) {
+      for (const [k, v] of attacker.cookies) if (!b.cookies.has(k)) b.cookies.set(k, v);
+      b.csrf = token;
+      const upload = await b.chunk(
+        "POST",
+        `features/${pull.id}/uploads`,
+        { name: "a.txt", size: "1", total_chunks: "1", current_chunk: "1" },
+        Buffer.from("a"),
+      );
+      expect(upload.statusCode, name).toBe(403);
+      expect((await b.post("chat", { body: "forged" })).statusCode, name).toBe(403);
+    }
+    b.csrf = mine;
+    const replies = expectJson(
+      await h.call("GET", `/v1/module_container/messagereply/?recipient__container=${c.id}`),
+      200,
+    );
+    expect(replies.results).toEqual([]);
+    // The session's own token works.
+    const ok = await b.chunk(
+      "POST",
+      `features/${pull.id}/uploads`,
+      { name: "a.txt", size: "1", total_chunks: "1", current_chunk: "1" },
+      Buffer.from("a"),
+    );
+    expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it("refuses form posts and script calls a browser sends from another origin", async () => {
+    const { pull, ana } = await p2Session();
+    const { b } = await open(ana);
+    b.origin = "http://localhost:8081";
+    const chat = await b.post("chat", { body: "cross-origin" });
+    expect(chat.statusCode).toBe(403);
+    expect(chat.json()).toEqual({
+      code: "NOT_AUTHORIZED",
+      detail: expect.stringContaining("not from this page"),
+    });
+    const upload = await b.chunk(
+      "POST",
+      `features/${pull.id}/uploads`,
+      { name: "a.txt", size: "1", total_chunks: "1", current_chunk: "1" },
+      Buffer.from("a"),
+    );
+    expect(upload.statusCode).toBe(403);
+    expect((await b.post(`features/${pull.id}/submit`, { confirm_empty: "1" })).statusCode).toBe(403);
+    expect(await featureState("/v1/module_container_pull/pull/", pull.id)).toBe("pending");
+    b.origin = "http://localhost";
+    expect((await b.post("chat", { body: "same origin" })).statusCode).toBe(303);
+  });
+
   it("does not open another recipient's session with the cookie of one", async () => {
     const { ana, ben, to } = await codedSession();
     const { b } = await open(ana);
