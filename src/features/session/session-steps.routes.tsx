@@ -201,7 +201,7 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
       if (!kit.unlocked(request, page)) return kit.notFoundPage(reply);
       const feature = await stepOf(page, request.params.featureId);
       if (!feature || feature.waitsFor.length) return kit.notFoundPage(reply);
-      const asset = await steps.asset(await inputOf(request, reply, page, feature.row), request.params.name);
+      const asset = await steps.asset(await inputOf(request, page, feature.row), request.params.name);
       if (!asset) return kit.notFoundPage(reply);
       return reply
         .code(200)
