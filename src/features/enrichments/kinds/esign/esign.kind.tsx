@@ -9,21 +9,28 @@ import type { VNode } from "preact";
 import { Type } from "typebox";
 import { unprocessable, ValidationError } from "../../../../shared/errors.js";
 import type { Disclosure, EnrichmentKind, EnrichmentView } from "../../enrichment-kind.js";
+import { checkDocument } from "./esign.document.js";
 import {
+  checkRoles,
+  type EsignField,
   type EsignPayload,
   type EsignResult,
-  FIELD_TYPES,
   nextSigner,
   readEsignPayload,
+  readFields,
   resultOf,
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { EsignField as Field } from "./esign.schemas.js";
+import { EsignSealJob, esignJobs } from "./esign.seal.js";
+import { findTemplate } from "./esign-templates.repository.js";
 
 export const ESIGN_STATUSES = [
   "pending",
   "viewed",
   "partially_signed",
+  "sealing",
   "signed",
   "declined",
   "voided",
@@ -49,21 +56,6 @@ const Signer = Type.Object(
       description: "The role whose fields this signer fills.",
     }),
     order: Type.Integer({ minimum: 1, description: "Signing order; a later signer waits for earlier ones." }),
-  },
-  { additionalProperties: false },
-);
-
-const Field = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    role: Type.String({ minLength: 1, maxLength: 64 }),
-    type: Type.Union(FIELD_TYPES.map((t) => Type.Literal(t))),
-    page: Type.Integer({ minimum: 1, description: "1-based page number." }),
-    x: Type.Number({ minimum: 0, description: "Left edge, PDF points from the page's left." }),
-    y: Type.Number({ minimum: 0, description: "Bottom edge, PDF points from the page's bottom." }),
-    width: Type.Number({ exclusiveMinimum: 0 }),
-    height: Type.Number({ exclusiveMinimum: 0 }),
-    required: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -183,6 +175,27 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     }),
   },
   readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async prepareCreate(payload, ctx) {
+    let document = payload.document as number | null;
+    let fields: EsignField[] = payload.fields;
+    if (payload.template !== null) {
+      const template = await findTemplate(ctx.db, ctx.accountId, payload.template);
+      if (!template) throw unprocessable(`Template ${payload.template} is not a template of this account.`);
+      document = template.document;
+      const roles = new Set(payload.signers.map((s) => s.role));
+      if (fields.length === 0)
+        fields = readFields(JSON.parse(template.fields), new Set(JSON.parse(template.roles)));
+      const missing = (JSON.parse(template.roles) as string[]).find((r) => !roles.has(r));
+      if (missing) throw unprocessable(`The template's role "${missing}" has no signer.`);
+      checkRoles(fields, roles);
+    }
+    const checked = await checkDocument(ctx.media, ctx.pdf, ctx.accountId, document as number, fields);
+    return { ...payload, document, fields, pages: checked.pages, document_sha256: checked.sha256 };
+  },
+  async afterStatus(view, queue) {
+    if (view.status === "sealing")
+      await queue.enqueue(EsignSealJob, { feature: view.id, account: view.accountId });
+  },
   async checkCreate(payload, ctx) {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
@@ -200,7 +213,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     };
   },
   sensitiveResult: false,
-  retentionDays: () => null,
+  retentionDays: (config) => (config.ESIGN_RETENTION_DAYS > 0 ? config.ESIGN_RETENTION_DAYS : null),
   providers: {
     local: {
       id: "local",
@@ -214,6 +227,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         pending: "Not started",
         viewed: "Opened",
         partially_signed: "Partly signed",
+        sealing: "Signed, being sealed",
         signed: "Signed",
         declined: "Declined",
         voided: "Voided",
@@ -285,9 +299,9 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         };
         const updated: EsignResult = { ...result, signed };
         const all = view.payload.signers.every((s) => signed[String(s.recipient)]);
-        await services.setStatus(all ? "signed" : "partially_signed", {
+        await services.setStatus(all ? "sealing" : "partially_signed", {
           result: updated as unknown as Record<string, unknown>,
-          auditValue: all ? "esign signed" : "esign partially signed",
+          auditValue: all ? "esign signed by every signer" : "esign partially signed",
         });
         return { back: true };
       }
@@ -296,4 +310,5 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
   },
   routes: esignRoutes,
   sandboxRoutes: esignSandboxRoutes,
+  jobs: esignJobs,
 };
