@@ -188,6 +188,18 @@ export interface SessionStep<P = Record<string, unknown>> {
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
    */
   returned?(ctx: StepContext<P>, services: StepServices): Promise<void>;
+  /**
+   * A file the step offers this recipient (`GET <stepBase>document`: a signer's copy of the sealed
+   * PDF); undefined when there is none for them. Reading it changes nothing.
+   */
+  document?(ctx: StepContext<P>, services: StepServices): Promise<StepFile | undefined>;
+}
+
+/** A file a step hands to the recipient. */
+export interface StepFile {
+  name: string;
+  contentType: string;
+  bytes: Buffer;
 }
 
 /** The descriptor of one enrichment kind. */

@@ -14,6 +14,7 @@ import type {
   EnrichmentKind,
   StepActResult,
   StepContext,
+  StepFile,
   StepServices,
   StepSession,
 } from "./enrichment-kind.js";
@@ -132,6 +133,13 @@ export class EnrichmentSteps {
     if (!kind.session.returned) return;
     const ctx = await this.context(input);
     await kind.session.returned(ctx, this.services(input, kind).services);
+  }
+
+  /** The file the step offers this recipient (a signer's sealed copy), or undefined. Changes nothing. */
+  async document(input: StepInput): Promise<StepFile | undefined> {
+    const kind = this.kindOf(input.row);
+    if (!kind.session.document) return undefined;
+    return kind.session.document(await this.context(input), this.services(input, kind).services);
   }
 
   private services(

@@ -32,7 +32,7 @@ import { ProviderWebhooks } from "./provider-webhooks.service.js";
 import { providerConnectionRoutes, providerWebhookRoutes } from "./providers.routes.js";
 
 export { presentConsent } from "./consents.service.js";
-export type { EnrichmentKind, EnrichmentView, KindMedia } from "./enrichment-kind.js";
+export type { EnrichmentKind, EnrichmentView, KindMedia, StepFile } from "./enrichment-kind.js";
 export type { StepCard, StepCookie, StepInput } from "./enrichment-steps.service.js";
 export { EnrichmentSteps } from "./enrichment-steps.service.js";
 export { EnrichmentsService } from "./enrichments.service.js";

@@ -24,9 +24,11 @@ import {
   buildContainer,
   pushFile,
   sendContainer,
+  sessionOf,
 } from "../../../../../test/helpers/containers.js";
 import { multipart } from "../../../../../test/helpers/media.js";
 import { runJobsOf } from "../../../../../test/helpers/notifications.js";
+import { PageBrowser } from "../../../../../test/helpers/page-browser.js";
 import { encryptedPdf, textPdf } from "../../../../pdf/testing/fixtures.js";
 
 const PATH = "/v1/module_container_esign/esign/";
@@ -177,7 +179,8 @@ describe("esign documents, templates and seals", () => {
     const original = Buffer.from(await textPdf(3));
     const doc = await upload("contract.pdf", original);
     const s = expectJson(await call("POST", PATH, stepBody(c, a, b, { document: doc })), 201);
-    await sendContainer(call, c.id);
+    const onlooker = await addRecipient(call, c.id, { first_name: "Cy" });
+    const tokens = await sendContainer(call, c.id);
     expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200);
     expect(expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200).status).toBe("sealing");
     await runJobsOf(t, "esign.");
@@ -195,6 +198,23 @@ describe("esign documents, templates and seals", () => {
     const report = pdfsig(sealed);
     expect(report).toContain("Signature is Valid");
     expect(report).toContain("Total document signed");
+
+    // Each signer gets a copy from the step page, as often as they like; others get none.
+    for (const signer of [a, b]) {
+      const browser = new PageBrowser(t, sessionOf(tokens, signer).base);
+      const stepPage = await browser.get(`steps/${s.id}/`);
+      expect(stepPage.body).toContain(`href="${sessionOf(tokens, signer).base}steps/${s.id}/document"`);
+      for (let i = 0; i < 2; i++) {
+        const copy = await browser.get(`steps/${s.id}/document`);
+        expect(copy.statusCode).toBe(200);
+        expect(copy.headers["content-type"]).toBe("application/pdf");
+        expect(copy.rawPayload.equals(sealed)).toBe(true);
+      }
+    }
+    const stranger = new PageBrowser(t, sessionOf(tokens, onlooker).base);
+    await stranger.get();
+    expect((await stranger.get(`steps/${s.id}/document`)).statusCode).toBe(404);
+    expect(expectJson(await call("GET", `/v1/media/${mediaId}/`), 200).state).toBe("available");
 
     const verify = async (bytes: Buffer) => {
       const body = multipart(
@@ -224,6 +244,12 @@ describe("esign documents, templates and seals", () => {
     expect((await verify(tampered)).unchanged).toBe(false);
 
     // Retention end (30 days after completion): the result and the sealed PDF go.
+    const { blob_key: blobKey } = await t.ferry.database.db
+      .selectFrom("media_parts")
+      .select("blob_key")
+      .where("media_id", "=", mediaId)
+      .executeTakeFirstOrThrow();
+    expect(await t.ferry.blobStore.exists(blobKey)).toBe(true);
     t.clock.advance(31 * 86_400_000);
     await t.ferry.jobs.enqueueUnlessPending(t.ferry.database.db, { kind: "enrichments.purge" }, {});
     await runJobsOf(t, "enrichments.purge");
@@ -237,6 +263,7 @@ describe("esign documents, templates and seals", () => {
       .where("media_id", "=", mediaId)
       .executeTakeFirst();
     expect(part).toBeUndefined();
+    expect(await t.ferry.blobStore.exists(blobKey)).toBe(false);
     const after = expectJson(await call("GET", `${PATH}${s.id}/`), 200);
     expect(after).toMatchObject({ status: "signed", sealed_document: null });
   });

@@ -94,10 +94,25 @@ function StepBody(props: {
   consented: boolean;
   csrf: string;
   action: string;
+  documentHref: string;
 }): VNode {
   const { view, recipientId } = props;
   const result = resultOf(view.result);
-  if (view.state !== "pending") return <p>This signing step is {view.status.replace("_", " ")}.</p>;
+  if (view.state !== "pending") {
+    const mine = view.payload.signers.some((s) => s.recipient === recipientId);
+    return (
+      <div>
+        <p>This signing step is {view.status.replace("_", " ")}.</p>
+        {mine && result.sealed_document !== undefined ? (
+          <p>
+            <a id="esign-sealed-copy" href={props.documentHref}>
+              Download your copy of the signed document (PDF)
+            </a>
+          </p>
+        ) : null}
+      </div>
+    );
+  }
   const me = view.payload.signers.find((s) => s.recipient === recipientId);
   if (!me) return <p>You are not a signer of this document.</p>;
   if (result.signed[String(me.recipient)]) return <p>You signed this document. Thank you.</p>;
@@ -243,8 +258,19 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
           consented={Boolean(result.consented[String(ctx.session.recipientId)])}
           csrf={ctx.csrf}
           action={`${ctx.stepBase}act`}
+          documentHref={`${ctx.stepBase}document`}
         />
       );
+    },
+    async document(ctx, services) {
+      const result = resultOf(ctx.feature.result);
+      const signer = ctx.feature.payload.signers.some((s) => s.recipient === ctx.session.recipientId);
+      if (!signer || result.sealed_document === undefined) return undefined;
+      return {
+        name: `signed-${ctx.feature.id}.pdf`,
+        contentType: "application/pdf",
+        bytes: await services.media.read(ctx.feature.accountId, result.sealed_document),
+      };
     },
     async act(ctx, form, services) {
       const view = ctx.feature;
