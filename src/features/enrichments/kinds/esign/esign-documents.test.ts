@@ -26,6 +26,7 @@ import {
   sendContainer,
   sessionOf,
 } from "../../../../../test/helpers/containers.js";
+import { createDashboardUserWithClient } from "../../../../../test/helpers/dashboard.js";
 import { multipart } from "../../../../../test/helpers/media.js";
 import { runJobsOf } from "../../../../../test/helpers/notifications.js";
 import { PageBrowser } from "../../../../../test/helpers/page-browser.js";
@@ -242,6 +243,17 @@ describe("esign documents, templates and seals", () => {
     tampered[at] = (tampered[at] as number) ^ 0x01;
     expect(pdfsig(tampered)).not.toContain("Signature is Valid");
     expect((await verify(tampered)).unchanged).toBe(false);
+
+    // The container page of the dashboard: each signer's state and the sealed PDF's download.
+    const { client } = await createDashboardUserWithClient(t, { accountId: owner.accountId });
+    const containerPage = await client.get(`/dashboard/containers/${c.id}`);
+    expect(containerPage.statusCode).toBe(200);
+    expect(containerPage.body).toContain(`data-signer="${a.id}"`);
+    expect(containerPage.body).toMatch(new RegExp(`Recipient ${b.id} \\(witness\\): signed`));
+    expect(containerPage.body).toContain(`action="/dashboard/media/${mediaId}/download"`);
+    const fromDashboard = await client.post(`/dashboard/media/${mediaId}/download`);
+    expect(fromDashboard.statusCode).toBe(200);
+    expect(fromDashboard.rawPayload.equals(sealed)).toBe(true);
 
     // Retention end (30 days after completion): the result and the sealed PDF go.
     const { blob_key: blobKey } = await t.ferry.database.db
