@@ -27,6 +27,7 @@ import {
   sessionOf,
 } from "../../../../../test/helpers/containers.js";
 import { createDashboardUserWithClient } from "../../../../../test/helpers/dashboard.js";
+import { sealQueued } from "../../../../../test/helpers/esign.js";
 import { multipart } from "../../../../../test/helpers/media.js";
 import { runJobsOf } from "../../../../../test/helpers/notifications.js";
 import { PageBrowser } from "../../../../../test/helpers/page-browser.js";
@@ -184,7 +185,7 @@ describe("esign documents, templates and seals", () => {
     const tokens = await sendContainer(call, c.id);
     expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200);
     expect(expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200).status).toBe("sealing");
-    await runJobsOf(t, "esign.");
+    await sealQueued(t);
     const done = expectJson(await call("GET", `${PATH}${s.id}/`), 200);
     expect(done).toMatchObject({ status: "signed", state: "complete" });
     const mediaId = done.sealed_document as number;

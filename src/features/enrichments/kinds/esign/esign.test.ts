@@ -18,7 +18,7 @@ import {
   pushFile,
   sendContainer,
 } from "../../../../../test/helpers/containers.js";
-import { runJobsOf } from "../../../../../test/helpers/notifications.js";
+import { sealQueued } from "../../../../../test/helpers/esign.js";
 import { textPdf } from "../../../../pdf/testing/fixtures.js";
 
 const PATH = "/v1/module_container_esign/esign/";
@@ -104,7 +104,7 @@ describe("esign steps", () => {
     expect(two).toMatchObject({ status: "sealing", state: "pending", sealed_document: null });
     expect((await call("POST", `/v1/sandbox/esign/${s.id}/sign/`)).statusCode).toBe(409);
     expect((await call("POST", `${PATH}${s.id}/void/`, { reason: "late" })).statusCode).toBe(422);
-    await runJobsOf(t, "esign.");
+    await sealQueued(t);
     const sealed = expectJson(await call("GET", `${PATH}${s.id}/`), 200);
     expect(sealed).toMatchObject({ status: "signed", state: "complete" });
     expect(sealed.sealed_document).toEqual(expect.any(Number));
