@@ -263,6 +263,12 @@ describe("esign documents, templates and seals", () => {
       .where("media_id", "=", mediaId)
       .executeTakeFirstOrThrow();
     expect(await t.ferry.blobStore.exists(blobKey)).toBe(true);
+    // Stored encrypted like every upload: the blob is not the PDF.
+    const stored: Buffer[] = [];
+    for await (const piece of await t.ferry.blobStore.get(blobKey)) stored.push(piece as Buffer);
+    const blob = Buffer.concat(stored);
+    expect(blob.includes(Buffer.from("%PDF-"))).toBe(false);
+    expect(blob.length).toBeGreaterThan(sealed.length);
     t.clock.advance(31 * 86_400_000);
     await t.ferry.jobs.enqueueUnlessPending(t.ferry.database.db, { kind: "enrichments.purge" }, {});
     await runJobsOf(t, "enrichments.purge");
