@@ -207,6 +207,7 @@ export const de: Catalogue = {
   "esign.status.pending": "Nicht begonnen",
   "esign.status.viewed": "Geöffnet",
   "esign.status.partially_signed": "Teilweise unterschrieben",
+  "esign.status.sealing": "Unterschrieben, wird versiegelt",
   "esign.status.signed": "Unterschrieben",
   "esign.status.declined": "Abgelehnt",
   "esign.status.voided": "Storniert",
@@ -224,6 +225,8 @@ export const de: Catalogue = {
   "esign.waitingTitle": "Noch nicht an der Reihe",
   "esign.done": "Sie haben dieses Dokument unterschrieben. Vielen Dank.",
   "esign.doneTitle": "Unterschrieben",
+  "esign.sealedCopy": "Ihre Kopie des unterschriebenen Dokuments herunterladen (PDF)",
+  "esign.sealing": "Das unterschriebene Dokument wird versiegelt. Ihre Kopie steht hier in Kürze bereit.",
   "esign.noDocument":
     "Das zu unterschreibende Dokument ist nicht verfügbar. Wenden Sie sich an den Absender.",
   "esign.error.notYourTurn":

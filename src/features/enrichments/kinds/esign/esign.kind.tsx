@@ -2,10 +2,11 @@
  * The `esign` kind (ADR 0076): the owner names signers (recipients of the container, with a role and
  * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
  * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
- * last one (`signed`); a decline or the owner's void ends the step. The session step shows the ESIGN
- * consent (recorded in the consent ledger) before anything else, then the signing view over the
- * document (served read-only at `<stepBase>files/document.pdf`); the server checks every posted
- * value (esign.values.ts).
+ * last one (`sealing`: the seal job stamps the fields and seals the PDF, then `signed`); a decline
+ * or the owner's void ends the step. The session step shows the ESIGN consent (recorded in the
+ * consent ledger) before anything else, then the signing view over the document (served read-only
+ * at `<stepBase>files/document.pdf`); the server checks every posted value (esign.values.ts). Once
+ * sealed, each signer downloads their copy at `<stepBase>files/sealed.pdf`.
  */
 import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
@@ -22,24 +23,30 @@ import type {
   StepContext,
   StepServices,
 } from "../../enrichment-kind.js";
+import { checkDocument } from "./esign.document.js";
 import {
+  checkRoles,
   type EsignField,
   type EsignPayload,
   type EsignResult,
   type EsignSigner,
-  FIELD_TYPES,
   nextSigner,
   readEsignPayload,
+  readFields,
   resultOf,
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { EsignField as Field } from "./esign.schemas.js";
+import { EsignSealJob, esignJobs } from "./esign.seal.js";
 import { readSigningValues } from "./esign.values.js";
+import { findTemplate } from "./esign-templates.repository.js";
 
 export const ESIGN_STATUSES = [
   "pending",
   "viewed",
   "partially_signed",
+  "sealing",
   "signed",
   "declined",
   "voided",
@@ -70,21 +77,6 @@ const Signer = Type.Object(
       description: "The role whose fields this signer fills.",
     }),
     order: Type.Integer({ minimum: 1, description: "Signing order; a later signer waits for earlier ones." }),
-  },
-  { additionalProperties: false },
-);
-
-const Field = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    role: Type.String({ minLength: 1, maxLength: 64 }),
-    type: Type.Union(FIELD_TYPES.map((t) => Type.Literal(t))),
-    page: Type.Integer({ minimum: 1, description: "1-based page number." }),
-    x: Type.Number({ minimum: 0, description: "Left edge, PDF points from the page's left." }),
-    y: Type.Number({ minimum: 0, description: "Bottom edge, PDF points from the page's bottom." }),
-    width: Type.Number({ exclusiveMinimum: 0 }),
-    height: Type.Number({ exclusiveMinimum: 0 }),
-    required: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -138,8 +130,9 @@ async function pageSizes(bytes: Buffer): Promise<{ width: number; height: number
 }
 
 /**
- * The signer's fields as the signing view takes them: the model's boxes have a bottom-left origin
- * (as the PDF engine stamps them), the view's a top-left one (as a viewer shows the page).
+ * The signer's fields as the signing view takes them: the API's boxes have a bottom-left origin,
+ * the view's a top-left one (as a viewer shows the page), the same conversion the seal makes for the
+ * PDF engine (`toPlacement`), over the same page sizes.
  */
 function signingFields(
   fields: EsignField[],
@@ -196,7 +189,21 @@ async function StepBody(ctx: StepContext<EsignPayload>, services: StepServices):
   const stage = stageOf(view, ctx.session.recipientId);
   switch (stage.kind) {
     case "done":
-      return <Notice id="esign-done" title={t("esign.doneTitle")} text={t("esign.done")} />;
+      return (
+        <div class="fy-esign-notice" id="esign-done">
+          <h2>{t("esign.doneTitle")}</h2>
+          <p>{t("esign.done")}</p>
+          {resultOf(view.result).sealed_document !== undefined ? (
+            <p>
+              <a id="esign-sealed-copy" href={`${ctx.stepBase}files/${SEALED_NAME}`} download>
+                {t("esign.sealedCopy")}
+              </a>
+            </p>
+          ) : view.status === "sealing" ? (
+            <p id="esign-sealing">{t("esign.sealing")}</p>
+          ) : null}
+        </div>
+      );
     case "closed": {
       const declined = resultOf(view.result).declined;
       return (
@@ -252,6 +259,8 @@ async function StepBody(ctx: StepContext<EsignPayload>, services: StepServices):
 
 /** The file name the step serves its document under (`<stepBase>files/document.pdf`). */
 const DOCUMENT_NAME = "document.pdf";
+/** The file name the step serves a signer's copy of the sealed PDF under, once sealed. */
+const SEALED_NAME = "sealed.pdf";
 
 /** The bytes of the step's document, or undefined when it has none or it cannot be read. */
 async function documentOf(
@@ -308,6 +317,27 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     }),
   },
   readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async prepareCreate(payload, ctx) {
+    let document = payload.document as number | null;
+    let fields: EsignField[] = payload.fields;
+    if (payload.template !== null) {
+      const template = await findTemplate(ctx.db, ctx.accountId, payload.template);
+      if (!template) throw unprocessable(`Template ${payload.template} is not a template of this account.`);
+      document = template.document;
+      const roles = new Set(payload.signers.map((s) => s.role));
+      if (fields.length === 0)
+        fields = readFields(JSON.parse(template.fields), new Set(JSON.parse(template.roles)));
+      const missing = (JSON.parse(template.roles) as string[]).find((r) => !roles.has(r));
+      if (missing) throw unprocessable(`The template's role "${missing}" has no signer.`);
+      checkRoles(fields, roles);
+    }
+    const checked = await checkDocument(ctx.media, ctx.pdf, ctx.accountId, document as number, fields);
+    return { ...payload, document, fields, pages: checked.pages, document_sha256: checked.sha256 };
+  },
+  async afterStatus(view, queue) {
+    if (view.status === "sealing")
+      await queue.enqueue(EsignSealJob, { feature: view.id, account: view.accountId });
+  },
   async checkCreate(payload, ctx) {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
@@ -325,7 +355,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     };
   },
   sensitiveResult: false,
-  retentionDays: () => null,
+  retentionDays: (config) => (config.ESIGN_RETENTION_DAYS > 0 ? config.ESIGN_RETENTION_DAYS : null),
   providers: {
     local: {
       id: "local",
@@ -339,10 +369,17 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     render: (ctx, services) => StepBody(ctx, services),
     signingPage: (ctx) => stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
     async asset(ctx, name, services) {
-      // The document, to a signer who accepted the consent (and to one who signed), nobody else.
+      // Signers only: the document while the step is open, once they accepted the consent; their
+      // copy of the sealed PDF once it is sealed. Nobody else, nothing else.
       const me = ctx.feature.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (!me) return undefined;
       const result = resultOf(ctx.feature.result);
-      if (name !== DOCUMENT_NAME || !me || ctx.feature.state !== "pending") return undefined;
+      if (name === SEALED_NAME) {
+        if (result.sealed_document === undefined) return undefined;
+        const bytes = await services.media.read(ctx.feature.accountId, result.sealed_document);
+        return { type: "application/pdf", body: bytes, filename: `signed-${ctx.feature.id}.pdf` };
+      }
+      if (name !== DOCUMENT_NAME || ctx.feature.state !== "pending") return undefined;
       if (!result.consented[String(me.recipient)]) return undefined;
       const bytes = await documentOf(ctx.feature, services);
       return bytes ? { type: "application/pdf", body: bytes } : undefined;
@@ -413,9 +450,9 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         };
         const updated: EsignResult = { ...result, signed };
         const all = view.payload.signers.every((s) => signed[String(s.recipient)]);
-        await services.setStatus(all ? "signed" : "partially_signed", {
+        await services.setStatus(all ? "sealing" : "partially_signed", {
           result: updated as unknown as Record<string, unknown>,
-          auditValue: all ? "esign signed" : "esign partially signed",
+          auditValue: all ? "esign signed by every signer" : "esign partially signed",
         });
         return { redirect: ctx.stepBase };
       }
@@ -424,4 +461,5 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
   },
   routes: esignRoutes,
   sandboxRoutes: esignSandboxRoutes,
+  jobs: esignJobs,
 };

@@ -6,6 +6,7 @@ import { AppError, notFound, ValidationError } from "../../../../shared/errors.j
 import type { RouteModule } from "../../../../shared/feature.js";
 import type { KindApi } from "../../enrichment-kind.js";
 import { type EsignPayload, type EsignResult, nextSigner, resultOf } from "./esign.model.js";
+import { esignTemplateRoutes } from "./esign-templates.routes.js";
 
 const checked = () => () => true;
 
@@ -21,9 +22,10 @@ function readReason(raw: unknown, required: boolean): string | undefined {
   return reason.trim();
 }
 
-/** The owner voids a pending signing step: `POST .../esign/{id}/void/` with a reason. */
+/** The owner voids a pending signing step (`POST .../esign/{id}/void/` with a reason); templates. */
 export function esignRoutes(api: KindApi): RouteModule {
   return async (app) => {
+    await esignTemplateRoutes(api)(app);
     app.post(
       "/v1/module_container_esign/esign/:id/void/",
       {
@@ -46,6 +48,8 @@ export function esignRoutes(api: KindApi): RouteModule {
         const auth = requireAuth(request);
         const reason = readReason(await readFormLikeBody(request), true) as string;
         const view = await api.get(auth.accountId, request.params.id);
+        if (view.status === "sealing")
+          throw new AppError("UNPROCESSABLE_ENTITY", "Every signer signed; the document is being sealed.");
         const done = await api.setStatus(auth, view.id, "voided", {
           result: { ...resultOf(view.result), voided_reason: reason },
           auditValue: "esign voided by the owner",
@@ -103,7 +107,7 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
             const values = Object.fromEntries(
               payload.fields
                 .filter((f) => f.role === signer.role)
-                .map((f) => [f.name, f.type === "checkbox" ? "yes" : "Sandbox"]),
+                .map((f) => [f.name, f.type === "checkbox" ? true : "Sandbox"]),
             );
             const signed = {
               ...result.signed,
@@ -111,7 +115,7 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
             };
             next = { ...result, consented, signed };
             status = payload.signers.every((s) => signed[String(s.recipient)])
-              ? "signed"
+              ? "sealing"
               : "partially_signed";
           }
           const done = await api.setStatus({ ...auth, sandbox: true }, view.id, status, {
