@@ -1,12 +1,13 @@
 /**
- * The `esign` kind (ADR 0076): the owner names signers (recipients of the container, with a role and
- * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
- * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
- * last one (`sealing`: the seal job stamps the fields and seals the PDF, then `signed`); a decline
- * or the owner's void ends the step. The session step shows the ESIGN consent (recorded in the
- * consent ledger) before anything else, then the signing view over the document (served read-only
- * at `<stepBase>files/document.pdf`); the server checks every posted value (esign.values.ts). Once
- * sealed, each signer downloads their copy at `<stepBase>files/sealed.pdf`.
+ * The `esign` kind (ADR 0076, ADR 0071): the owner names a PDF (a media id, or a template's) checked
+ * by the PDF engine, signers (recipients of the container, with a role and an order) and the fields
+ * each role fills (signature, initials, date, text, checkbox; page and box). Signers sign in order;
+ * each signature moves the status (`viewed`, `partially_signed`) until the last one (`sealing`: the
+ * seal job stamps the fields and makes the sealed PDF, then `signed`); a decline or the owner's void
+ * ends the step. The session step shows the ESIGN consent (recorded in the consent ledger) before
+ * anything else, then the signing view over the document (served read-only at
+ * `<stepBase>files/document.pdf`, ADR 0073); the server checks every posted value (esign.values.ts).
+ * Once sealed, each signer downloads their copy at `<stepBase>files/sealed.pdf`.
  */
 import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
