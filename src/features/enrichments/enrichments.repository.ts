@@ -253,3 +253,17 @@ export async function consentsOf(ex: Executor, containerId: number): Promise<Con
     .orderBy("id")
     .execute();
 }
+
+/** The recipients of a container with their names (first and last), oldest first. */
+export async function containerPeople(
+  ex: Executor,
+  containerId: number,
+): Promise<{ id: number; name: string }[]> {
+  const rows = await ex
+    .selectFrom("container_recipients")
+    .select(["id", "first_name", "last_name"])
+    .where("container_id", "=", containerId)
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: `${r.first_name} ${r.last_name}`.trim() }));
+}

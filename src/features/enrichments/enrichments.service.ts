@@ -4,6 +4,7 @@
  * row of status, payload and result. Implements the containers' FeatureExtensions port, and gives
  * kinds their KindApi.
  */
+import { ProviderError } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
@@ -30,6 +31,7 @@ import {
   updateEnrichment,
 } from "./enrichments.repository.js";
 import { kindSchemas } from "./kind-schemas.js";
+import type { ProviderResolver } from "./provider-connections.service.js";
 
 /** The common input fields every feature takes (beside the kind's own). */
 const COMMON_FIELDS = ["container", "expiration", "recipient_permissions", "after", "title", "description"];
@@ -69,9 +71,15 @@ const resultLabel = (featureId: number) => `enrichment-result:${featureId}`;
 /** The engine. */
 export class EnrichmentsService implements FeatureExtensions {
   private readonly byName: Map<string, EnrichmentKind>;
+  private resolver: ProviderResolver | undefined;
 
   constructor(readonly deps: EnrichmentDeps) {
     this.byName = new Map(deps.kinds.map((k) => [k.name, k]));
+  }
+
+  /** Gives the engine the providers of features (built after it: they need the engine). */
+  useProviders(resolver: ProviderResolver): void {
+    this.resolver = resolver;
   }
 
   /** The current time as stored text. */
@@ -190,9 +198,19 @@ export class EnrichmentsService implements FeatureExtensions {
     const provider = connection?.provider ?? "local";
     if (!kind.providers[provider])
       throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
+    if (connection && this.resolver) {
+      // A connection whose settings the provider refuses is reported now, not at the recipient's click.
+      try {
+        await this.resolver.forConnection(connection);
+      } catch (error) {
+        if (error instanceof ProviderError) throw unprocessable(error.message);
+        throw error;
+      }
+    }
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
       if (kind.checkCreate) {
         await kind.checkCreate(payload, {
+          provider,
           containerRecipientIds: async () =>
             (
               await trx
@@ -370,6 +388,10 @@ export class EnrichmentsService implements FeatureExtensions {
         const { db } = this.deps.database;
         const row = await this.deps.features.find(db, accountId, rawId, kind.name);
         return this.view(db, row);
+      },
+      provider: async (featureId) => {
+        if (!this.resolver) throw new Error("the enrichment providers are not wired");
+        return this.resolver.forFeature(this.deps.database.db, featureId);
       },
       present: async (view) => {
         const { db } = this.deps.database;

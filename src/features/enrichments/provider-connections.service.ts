@@ -235,6 +235,7 @@ export class ProviderConnections implements ProviderResolver {
       credentials,
       webhookSecret: this.webhookSecret(connection),
       publicBaseUrl: this.deps.config.publicBaseUrl,
+      allowPrivateAddresses: this.deps.config.ENRICHMENT_PROVIDERS_ALLOW_PRIVATE,
     };
     const provider = (await definition.load())(settings);
     this.cache.set(key, provider);

@@ -7,8 +7,16 @@
  */
 import type { VNode } from "preact";
 import { Type } from "typebox";
-import { unprocessable, ValidationError } from "../../../../shared/errors.js";
-import type { Disclosure, EnrichmentKind, EnrichmentView } from "../../enrichment-kind.js";
+import { DocuSignCredentialsSchema } from "../../../../adapters/esign/docusign-credentials.js";
+import { AppError, unprocessable, ValidationError } from "../../../../shared/errors.js";
+import type {
+  Disclosure,
+  EnrichmentKind,
+  EnrichmentView,
+  StepActResult,
+  StepContext,
+  StepServices,
+} from "../../enrichment-kind.js";
 import {
   type EsignPayload,
   type EsignResult,
@@ -19,6 +27,7 @@ import {
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { isEsignVendor, vendorSignerName } from "./esign.vendor.js";
 
 export const ESIGN_STATUSES = [
   "pending",
@@ -151,6 +160,87 @@ function StepBody(props: {
   );
 }
 
+/** The step page of a step signed at a vendor (DocuSign): one button to its signing page. */
+function VendorStepBody(props: {
+  view: EnrichmentView<EsignPayload>;
+  recipientId: number;
+  csrf: string;
+  action: string;
+}): VNode {
+  const { view, recipientId } = props;
+  const result = resultOf(view.result);
+  if (view.state !== "pending") return <p>This signing step is {view.status.replace("_", " ")}.</p>;
+  const me = view.payload.signers.find((s) => s.recipient === recipientId);
+  if (!me) return <p>You are not a signer of this document.</p>;
+  if (result.signed[String(me.recipient)]) return <p>You signed this document. Thank you.</p>;
+  const back = result.returned?.[String(me.recipient)];
+  return (
+    <div>
+      {back ? (
+        <p class="fy-notice">
+          You came back from DocuSign. Waiting for DocuSign to confirm your signature; this page shows it once
+          DocuSign has. If you did not finish, open DocuSign again.
+        </p>
+      ) : (
+        <p>This document is signed on DocuSign's signing page. Ferry takes you there and back.</p>
+      )}
+      <form method="post" action={props.action}>
+        <input type="hidden" name="csrf_token" value={props.csrf} />
+        <input type="hidden" name="action" value="sign" />
+        <button type="submit" class="fy-button fy-button-primary">
+          {back ? "Open DocuSign again" : "Sign at DocuSign"}
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * The act of a vendor step: the first click creates the envelope (the document read from the
+ * account's media, every signer embedded); every click asks for a fresh signing URL, which the
+ * browser is sent to and which Ferry never stores.
+ */
+async function vendorAct(
+  ctx: StepContext<EsignPayload>,
+  form: Record<string, string>,
+  services: StepServices,
+): Promise<StepActResult> {
+  const view = ctx.feature;
+  const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+  if (!me) return { error: "You are not a signer of this document.", status: 403 };
+  if (form.action !== "sign") throw ValidationError.field("action", "Unknown action.");
+  if (resultOf(view.result).signed[String(me.recipient)])
+    return { error: "You signed this document already.", status: 409 };
+  const notYourTurn = {
+    error: "It is not your turn to sign: the signer before you signs first.",
+    status: 409,
+  };
+  try {
+    if (!view.providerRef) {
+      if (view.payload.document === null) return { error: "This signing step has no document.", status: 422 };
+      const bytes = await services.media.read(view.accountId, view.payload.document);
+      const next = await services.start({
+        files: [{ name: `${view.title || "Document"}.pdf`, contentType: "application/pdf", bytes }],
+      });
+      return next.type === "redirect" ? { redirect: next.url } : notYourTurn;
+    }
+    const provider = await services.provider();
+    if (!isEsignVendor(provider)) return { error: "This signing step has no signing provider.", status: 422 };
+    const url = await provider.signingUrl(
+      view.providerRef,
+      { recipient: me.recipient, name: vendorSignerName(ctx.session.recipientName, me.order) },
+      services.returnLink(),
+    );
+    return { redirect: url };
+  } catch (error) {
+    if (error instanceof AppError) {
+      if (error.status === 409) return notYourTurn;
+      return { error: error.detail, status: error.status };
+    }
+    throw error;
+  }
+}
+
 /** The esign kind's descriptor. */
 export const esignKind: EnrichmentKind<EsignPayload> = {
   name: "esign",
@@ -187,6 +277,10 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
     if (stranger) throw unprocessable(`Signer ${stranger.recipient} is not a recipient of the container.`);
+    if (ctx.provider !== "local" && payload.document === null)
+      throw unprocessable(
+        `The account signs through ${ctx.provider}, which needs the PDF to send: give \`document\`.`,
+      );
   },
   present(view) {
     const result = resultOf(view.result);
@@ -207,10 +301,41 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
       credentials: {},
       load: async () => (await import("./providers/local.js")).createLocalEsign,
     },
+    docusign: {
+      id: "docusign",
+      testModeOnly: true,
+      credentials: DocuSignCredentialsSchema.properties,
+      load: async () => (await import("./providers/docusign.js")).createDocuSignEsign,
+    },
+  },
+  async settle({ feature, outcome, fetched, provider, media }) {
+    if (!isEsignVendor(provider) || !feature.providerRef) return outcome;
+    // A webhook is a trigger: the envelope's status fetched from the vendor is the truth.
+    const truth = fetched ? outcome : await provider.status(feature.providerRef);
+    const current = resultOf(feature.result);
+    const vendor = resultOf(truth.result ?? null);
+    const merged: EsignResult = { ...current, signed: { ...current.signed, ...vendor.signed } };
+    if (vendor.declined) merged.declined = vendor.declined;
+    if (vendor.voided_reason && current.voided_reason === undefined)
+      merged.voided_reason = vendor.voided_reason;
+    if (truth.status === "signed" && truth.final && current.sealed_document === undefined) {
+      const bytes = await provider.signedPdf(feature.providerRef);
+      merged.sealed_document = await media.store(feature as EnrichmentView, {
+        name: "signed.pdf",
+        contentType: "application/pdf",
+        bytes,
+      });
+    }
+    return { ...truth, result: merged as unknown as Record<string, unknown> };
   },
   session: {
     summary: (view) =>
-      ({
+      (view.provider !== "local" &&
+      view.state === "pending" &&
+      Object.keys(resultOf(view.result).returned ?? {}).length > 0
+        ? "Waiting for DocuSign to confirm"
+        : undefined) ??
+      {
         pending: "Not started",
         viewed: "Opened",
         partially_signed: "Partly signed",
@@ -218,9 +343,19 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         declined: "Declined",
         voided: "Voided",
         expired: "Expired",
-      })[view.status] ?? view.status,
-    actionLabel: () => "Review and sign",
+      }[view.status] ??
+      view.status,
+    actionLabel: (view) => (view.provider === "local" ? "Review and sign" : "Sign at DocuSign"),
     render: (ctx) => {
+      if (ctx.feature.provider !== "local")
+        return (
+          <VendorStepBody
+            view={ctx.feature}
+            recipientId={ctx.session.recipientId}
+            csrf={ctx.csrf}
+            action={`${ctx.stepBase}act`}
+          />
+        );
       const result = resultOf(ctx.feature.result);
       return (
         <StepBody
@@ -232,7 +367,27 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         />
       );
     },
+    async formActionOrigins(view, provider) {
+      if (view.provider === "local" || view.state !== "pending") return [];
+      const vendor = await provider();
+      return isEsignVendor(vendor) ? vendor.origins() : [];
+    },
+    async returned(ctx, services) {
+      // Coming back from the vendor's page completes nothing: it is recorded, the vendor confirms.
+      const view = ctx.feature;
+      const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (view.provider === "local" || !me || view.state !== "pending") return;
+      const result = resultOf(view.result);
+      await services.setStatus(view.status, {
+        result: {
+          ...result,
+          returned: { ...result.returned, [String(me.recipient)]: services.now() },
+        } as unknown as Record<string, unknown>,
+        auditValue: `esign signer back from ${view.provider}, awaiting its confirmation`,
+      });
+    },
     async act(ctx, form, services) {
+      if (ctx.feature.provider !== "local") return vendorAct(ctx, form, services);
       const view = ctx.feature;
       const result = resultOf(view.result);
       const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
