@@ -23,7 +23,11 @@ import {
   sendContainer,
   sessionOf,
 } from "../../../../../test/helpers/containers.js";
-import { type DocuSignFake, minimalPdf, startDocuSignFake } from "../../../../../test/helpers/fakes/docusign.js";
+import {
+  type DocuSignFake,
+  minimalPdf,
+  startDocuSignFake,
+} from "../../../../../test/helpers/fakes/docusign.js";
 import { PageBrowser } from "../../../../../test/helpers/page-browser.js";
 
 const PATH = "/v1/module_container_esign/esign/";
@@ -212,7 +216,7 @@ describe("esign through DocuSign", () => {
     const download = await call("GET", `/v1/media/${done.sealed_document}/download`);
     expect(download.statusCode).toBe(200);
     expect(download.rawPayload.equals(fake.signedPdf(envelopeId))).toBe(true);
-    expect((await esignEvents(c.id)).filter((f) => f.status === "signed")).toHaveLength(1);
+    expect((await esignEvents(c.id)).filter((f) => f.esign?.status === "signed")).toHaveLength(1);
   });
 
   it("refuses a Connect message with a bad HMAC (nothing stored) and applies a replay once", async () => {
@@ -248,7 +252,7 @@ describe("esign through DocuSign", () => {
       state: "complete",
       status: "signed",
     });
-    expect((await esignEvents(c.id)).filter((f) => f.status === "signed")).toHaveLength(1);
+    expect((await esignEvents(c.id)).filter((f) => f.esign?.status === "signed")).toHaveLength(1);
   });
 
   it("recovers a missed Connect message by reconciliation; the return alone completes nothing", async () => {
@@ -329,7 +333,10 @@ describe("esign through DocuSign", () => {
       ),
       201,
     );
-    const c2 = expectJson(await call("POST", "/v1/module_container/container/", { page_type: "p2" }, other), 201);
+    const c2 = expectJson(
+      await call("POST", "/v1/module_container/container/", { page_type: "p2" }, other),
+      201,
+    );
     const r = await addRecipient((m, p, b) => call(m, p, b, other), c2.id, { first_name: "Ivy" });
     const before = await t.ferry.database.db.selectFrom("enrichment_features").select("feature_id").execute();
     const refused = await call(
@@ -345,8 +352,8 @@ describe("esign through DocuSign", () => {
     );
     expect(refused.statusCode).toBe(422);
     expect((refused.json() as Json).detail).toContain("The DocuSign connection is not configured");
-    expect(await t.ferry.database.db.selectFrom("enrichment_features").select("feature_id").execute()).toHaveLength(
-      before.length,
-    );
+    expect(
+      await t.ferry.database.db.selectFrom("enrichment_features").select("feature_id").execute(),
+    ).toHaveLength(before.length);
   });
 });
