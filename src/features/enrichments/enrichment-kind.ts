@@ -11,6 +11,7 @@ import type {
   NeutralOutcome,
   NextStep,
   ProviderFactory,
+  ProviderSettings,
   StartFile,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
@@ -77,6 +78,11 @@ export interface ProviderDefinition {
   credentials: TProperties;
   /** Loads the implementation (dynamic import in the kind's provider map). */
   load(): Promise<ProviderFactory>;
+  /**
+   * What makes saved settings unusable beyond their schema (the vendor's own rules), in words
+   * naming the settings, or undefined; asked when a step is created. Calls nobody.
+   */
+  check?(settings: ProviderSettings): string | undefined;
 }
 
 /** The recipient's session as a step page sees it. */

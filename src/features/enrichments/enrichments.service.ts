@@ -4,7 +4,6 @@
  * row of status, payload and result. Implements the containers' FeatureExtensions port, and gives
  * kinds their KindApi.
  */
-import { ProviderError } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
@@ -198,15 +197,9 @@ export class EnrichmentsService implements FeatureExtensions {
     const provider = connection?.provider ?? "local";
     if (!kind.providers[provider])
       throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
-    if (connection && this.resolver) {
-      // A connection whose settings the provider refuses is reported now, not at the recipient's click.
-      try {
-        await this.resolver.forConnection(connection);
-      } catch (error) {
-        if (error instanceof ProviderError) throw unprocessable(error.message);
-        throw error;
-      }
-    }
+    // A connection whose settings the provider refuses is reported now, not at the recipient's click.
+    const problem = connection && this.resolver?.problemOf(connection);
+    if (problem) throw unprocessable(problem);
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
       if (kind.checkCreate) {
         await kind.checkCreate(payload, {

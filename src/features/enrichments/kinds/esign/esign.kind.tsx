@@ -28,6 +28,7 @@ import {
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
 import { isEsignVendor, vendorSignerName } from "./esign.vendor.js";
+import { docuSignSettingsProblem } from "./providers/docusign-settings.js";
 
 export const ESIGN_STATUSES = [
   "pending",
@@ -305,6 +306,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
       id: "docusign",
       testModeOnly: true,
       credentials: DocuSignCredentialsSchema.properties,
+      check: (settings) => docuSignSettingsProblem(settings),
       load: async () => (await import("./providers/docusign.js")).createDocuSignEsign,
     },
   },

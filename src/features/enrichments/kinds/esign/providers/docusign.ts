@@ -33,6 +33,7 @@ import {
   vendorSignerKey,
   vendorSignerName,
 } from "../esign.vendor.js";
+import { docuSignSettingsProblem } from "./docusign-settings.js";
 
 const PROVIDER = "docusign";
 
@@ -123,28 +124,26 @@ function portFields(payload: EsignPayload, role: string, heights: number[]): Por
     });
 }
 
-/** Builds the DocuSign esign provider of one connection (credentials checked: 422 naming fields). */
+/**
+ * Builds the DocuSign esign provider of one connection. Settings DocuSign cannot use make every
+ * call fail with `invalid_input` (the esign create refuses them first: `docuSignSettingsProblem`).
+ */
 export const createDocuSignEsign: ProviderFactory = (settings: ProviderSettings): EsignVendor => {
   const allowPrivate = settings.allowPrivateAddresses === true;
   const adapter = esignProviders.docusign({
     http: createHttpClient({ allowPrivateAddresses: allowPrivate }),
     allowInsecureHttp: allowPrivate,
   }) as EsignProvider<DocuSignCredentials>;
+  const problem = docuSignSettingsProblem(settings);
   const checked = adapter.validateCredentials(settings.credentials);
-  if (!checked.ok) {
-    const fields = Object.keys(checked.errors).sort();
-    throw new ProviderError(
-      "invalid_input",
-      `The DocuSign connection is not configured: check ${fields.map((f) => `credentials.${f}`).join(", ")}.`,
-      PROVIDER,
-      false,
-    );
-  }
-  const credentials = checked.credentials;
+  const usable = (): DocuSignCredentials => {
+    if (!checked.ok) throw new ProviderError("invalid_input", problem ?? "Not configured.", PROVIDER, false);
+    return checked.credentials;
+  };
   const url = async (ref: string, signer: VendorSigner, returnUrl: string) =>
     (
       await adapter.signingUrl({
-        credentials,
+        credentials: usable(),
         envelopeId: ref,
         signerKey: vendorSignerKey(signer.recipient),
         name: signer.name,
@@ -175,7 +174,7 @@ export const createDocuSignEsign: ProviderFactory = (settings: ProviderSettings)
         fields: portFields(payload, s.role, heights),
       }));
       const { envelopeId } = await adapter.createEnvelope({
-        credentials,
+        credentials: usable(),
         documentPdf: new Uint8Array(document.bytes),
         documentName: document.name,
         signers,
@@ -198,17 +197,25 @@ export const createDocuSignEsign: ProviderFactory = (settings: ProviderSettings)
       }
     },
     async status(ref) {
-      return outcomeOf(await adapter.fetchStatus({ credentials, envelopeId: ref }));
+      return outcomeOf(await adapter.fetchStatus({ credentials: usable(), envelopeId: ref }));
     },
     async cancel(ref) {
       try {
-        await adapter.voidEnvelope({ credentials, envelopeId: ref, reason: "Canceled by the sender." });
+        await adapter.voidEnvelope({
+          credentials: usable(),
+          envelopeId: ref,
+          reason: "Canceled by the sender.",
+        });
       } catch (error) {
         throw providerError(error);
       }
     },
     verifyWebhook(raw: RawWebhook): WebhookEvent[] {
-      const verified = adapter.verifyWebhook({ rawBody: raw.body, headers: raw.headers, credentials });
+      const verified = adapter.verifyWebhook({
+        rawBody: raw.body,
+        headers: raw.headers,
+        credentials: usable(),
+      });
       if (!verified.ok)
         throw new ProviderError(
           "auth_failed",
@@ -227,13 +234,13 @@ export const createDocuSignEsign: ProviderFactory = (settings: ProviderSettings)
     },
     signingUrl: url,
     async signedPdf(ref) {
-      return Buffer.from(await adapter.fetchSignedPdf({ credentials, envelopeId: ref }));
+      return Buffer.from(await adapter.fetchSignedPdf({ credentials: usable(), envelopeId: ref }));
     },
     async void(ref, reason) {
-      await adapter.voidEnvelope({ credentials, envelopeId: ref, reason: reason.slice(0, 200) });
+      await adapter.voidEnvelope({ credentials: usable(), envelopeId: ref, reason: reason.slice(0, 200) });
     },
     origins() {
-      return [new URL(credentials.baseUri).origin];
+      return checked.ok ? [new URL(checked.credentials.baseUri).origin] : [];
     },
   };
 };
