@@ -635,6 +635,12 @@ export const settings = {
     example: "1",
     parse: int(1, 1, 16),
   },
+  ESIGN_RETENTION_DAYS: {
+    group: "esign",
+    doc: "Days a finished signing step keeps its result and its sealed PDF; then both are destroyed (audited). 0 keeps them as long as the step.",
+    example: "0",
+    parse: int(0, 0, 36_500),
+  },
   VERIFY_DOCUMENT_RATE_LIMIT_PER_IP: {
     group: "esign",
     doc: "Checks of an uploaded PDF at /verify/document per client IP per RATE_LIMIT_WINDOW_SECONDS; more are 429 with Retry-After.",

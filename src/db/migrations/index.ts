@@ -26,6 +26,7 @@ import * as m0030 from "./0030_enrichments.js";
 import * as m0032 from "./0032_key_fingerprints.js";
 import * as m0033 from "./0033_revocation_epoch.js";
 import * as m0036 from "./0036_list_counts.js";
+import * as m0038 from "./0038_esign_templates.js";
 
 /** Every migration in order. Names sort; add new ones at the end, never edit landed ones. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   "0032_key_fingerprints": m0032,
   "0033_revocation_epoch": m0033,
   "0036_list_counts": m0036,
+  "0038_esign_templates": m0038,
 };

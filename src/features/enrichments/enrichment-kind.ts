@@ -15,7 +15,9 @@ import type {
   StartFile,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
-import type { JobHandler } from "../../jobs/job.js";
+import type { Executor } from "../../db/database.js";
+import type { JobHandler, JobKind } from "../../jobs/job.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 
@@ -45,7 +47,10 @@ export interface EnrichmentView<P = Record<string, unknown>> {
 
 /** Media objects as kinds see them: the media feature's storage (blob store, key ring, audit). */
 export interface KindMedia {
-  /** The bytes of the account's media object `mediaId` (NotFound if it is not the account's). */
+  /**
+   * The bytes of the account's media object `mediaId` (NotFound if it is not the account's; 410
+   * removed, 409 still uploading, 413 over 64 MiB).
+   */
   read(accountId: number, mediaId: number): Promise<Buffer>;
   /** Stores bytes as a new media object of the feature (encrypted at rest like every blob); returns its id. */
   store(feature: EnrichmentView, file: { name: string; contentType: string; bytes: Buffer }): Promise<number>;
@@ -58,6 +63,28 @@ export interface PayloadContext {
   creating: boolean;
   /** The payload stored so far (update). */
   current?: Record<string, unknown> | undefined;
+}
+
+/** What `prepareCreate` may use before the create transaction. */
+export interface PrepareContext {
+  accountId: number;
+  readonly media: KindMedia;
+  readonly pdf: PdfEngine;
+  /** The database, for the kind's own tables (through its repository). */
+  readonly db: Executor;
+}
+
+/** Queues a kind's job inside the transaction that changed the status. */
+export interface KindQueue {
+  enqueue<Q extends object>(job: JobKind<Q>, payload: Q): Promise<void>;
+}
+
+/** A recipient of a container as a kind names it (certificate pages, signer lists). */
+export interface KindRecipient {
+  id: number;
+  name: string;
+  /** The recipient's first email item, or null. */
+  email: string | null;
 }
 
 /** What `checkCreate` may consult about the new step's container. */
@@ -174,6 +201,18 @@ export interface SessionStep<P = Record<string, unknown>> {
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
    */
   returned?(ctx: StepContext<P>, services: StepServices): Promise<void>;
+  /**
+   * A file the step offers this recipient (`GET <stepBase>document`: a signer's copy of the sealed
+   * PDF); undefined when there is none for them. Reading it changes nothing.
+   */
+  document?(ctx: StepContext<P>, services: StepServices): Promise<StepFile | undefined>;
+}
+
+/** A file a step hands to the recipient. */
+export interface StepFile {
+  name: string;
+  contentType: string;
+  bytes: Buffer;
 }
 
 /** The descriptor of one enrichment kind. */
@@ -207,6 +246,13 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
    * rolls the feature back: nothing half-created); for example that signers are its recipients.
    */
   checkCreate?(payload: P, ctx: CreateContext): Promise<void>;
+  /**
+   * Completes a read payload before the create transaction (reads a document, checks it with the
+   * PDF engine, resolves a template); a throw creates nothing. Returns the payload to store.
+   */
+  prepareCreate?(payload: P, ctx: PrepareContext): Promise<P>;
+  /** Called inside the transaction that set `view.status` (already stored); may queue the kind's jobs. */
+  afterStatus?(view: EnrichmentView<P>, queue: KindQueue): Promise<void>;
   /** The kind's fields of its API object and of the callback's nested object (allow-listed). */
   present(view: EnrichmentView<P>): Record<string, unknown>;
   /** True when results hold personal data: stored sealed and destroyed at retention's end. */
@@ -245,6 +291,12 @@ export interface KindApi {
   now(): string;
   /** Media objects: read the account's, store a feature's own. */
   readonly media: KindMedia;
+  /** The PDF engine (inspect, fields, seal, verify; on its own worker threads). */
+  readonly pdf: PdfEngine;
+  /** The database, for the kind's own tables (through its repository). */
+  readonly db: Executor;
+  /** The recipients of container `containerId` (any account: callers checked the feature). */
+  recipients(containerId: number): Promise<KindRecipient[]>;
   /** The kind's named object schema (what `present` answers), for the kind's own routes. */
   readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */

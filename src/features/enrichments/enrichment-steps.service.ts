@@ -14,10 +14,11 @@ import type {
   EnrichmentKind,
   StepActResult,
   StepContext,
+  StepFile,
   StepServices,
   StepSession,
 } from "./enrichment-kind.js";
-import { containerPeople, findConsent, insertConsent, updateEnrichment } from "./enrichments.repository.js";
+import { findConsent, insertConsent, recipientsOf, updateEnrichment } from "./enrichments.repository.js";
 import type { EnrichmentsService } from "./enrichments.service.js";
 import type { ProviderResolver } from "./provider-connections.service.js";
 
@@ -137,6 +138,13 @@ export class EnrichmentSteps {
     await kind.session.returned(ctx, this.services(input, kind).services);
   }
 
+  /** The file the step offers this recipient (a signer's sealed copy), or undefined. Changes nothing. */
+  async document(input: StepInput): Promise<StepFile | undefined> {
+    const kind = this.kindOf(input.row);
+    if (!kind.session.document) return undefined;
+    return kind.session.document(await this.context(input), this.services(input, kind).services);
+  }
+
   private services(
     input: StepInput,
     kind: EnrichmentKind,
@@ -180,7 +188,7 @@ export class EnrichmentSteps {
           payload: view.payload,
           recipient: { id: input.session.recipientId, name: input.session.recipientName, email: null },
           returnUrl: services.returnLink(),
-          people: await containerPeople(db, input.row.container_id),
+          people: (await recipientsOf(db, input.row.container_id)).map((r) => ({ id: r.id, name: r.name })),
           files: extra?.files ?? [],
         });
         await db.transaction().execute((trx) =>

@@ -8,6 +8,7 @@ import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { JobQueue } from "../../jobs/queue.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
@@ -27,6 +28,7 @@ import {
   type EnrichmentRow,
   findEnrichment,
   insertEnrichment,
+  recipientsOf,
   updateEnrichment,
 } from "./enrichments.repository.js";
 import { kindSchemas } from "./kind-schemas.js";
@@ -48,7 +50,8 @@ export interface EnrichmentDeps {
   kinds: readonly EnrichmentKind[];
   jobs: JobQueue;
   /** The media feature's whole-file reads and stores (encrypted like every upload). */
-  files: Pick<FeatureFilesService, "read" | "store">;
+  files: Pick<FeatureFilesService, "read" | "store" | "destroyOfFeature">;
+  pdf: PdfEngine;
 }
 
 /** Who changes a step's status: the owner (API key), the sandbox acting as the recipient, or the recipient. */
@@ -64,6 +67,9 @@ export interface StatusOptions {
   result?: Record<string, unknown> | undefined;
   auditValue?: string | undefined;
 }
+
+/** Largest media a kind reads whole (413 above): documents, not archives. */
+const KIND_MEDIA_MAX_BYTES = 64 * 1024 * 1024;
 
 const resultLabel = (featureId: number) => `enrichment-result:${featureId}`;
 
@@ -192,7 +198,15 @@ export class EnrichmentsService implements FeatureExtensions {
     const kind = this.requireKind(kindName);
     const body = requireObjectBody(raw);
     this.checkFields(kind, body, true);
-    const payload = kind.readPayload(body, { config: this.deps.config, creating: true });
+    const read = kind.readPayload(body, { config: this.deps.config, creating: true });
+    const payload = kind.prepareCreate
+      ? await kind.prepareCreate(read, {
+          accountId: auth.accountId,
+          media: this.media,
+          pdf: this.deps.pdf,
+          db: this.deps.database.db,
+        })
+      : read;
     const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
     const provider = connection?.provider ?? "local";
     if (!kind.providers[provider])
@@ -317,6 +331,13 @@ export class EnrichmentsService implements FeatureExtensions {
       ...(opts.result ? this.storedResult(kind, row.id, opts.result) : {}),
       updated: now,
     });
+    if (kind.afterStatus) {
+      await kind.afterStatus(await this.view(trx, row), {
+        enqueue: async (job, payload) => {
+          await this.deps.jobs.enqueue(trx, job, payload);
+        },
+      });
+    }
     await this.deps.audit.write(trx, {
       accountId: row.account_id,
       code: AuditCode.ENTITY_UPDATED,
@@ -362,7 +383,7 @@ export class EnrichmentsService implements FeatureExtensions {
 
   /** Media objects for kinds: the account's read whole, new ones stored as the feature's files. */
   readonly media: KindMedia = {
-    read: (accountId, mediaId) => this.deps.files.read(accountId, mediaId),
+    read: (accountId, mediaId) => this.deps.files.read(accountId, mediaId, KIND_MEDIA_MAX_BYTES),
     store: (feature, file) =>
       this.deps.files.store(
         { accountId: feature.accountId, containerId: feature.containerId, featureId: feature.id },
@@ -376,6 +397,9 @@ export class EnrichmentsService implements FeatureExtensions {
       config: this.deps.config,
       now: () => this.now(),
       media: this.media,
+      pdf: this.deps.pdf,
+      db: this.deps.database.db,
+      recipients: (containerId) => recipientsOf(this.deps.database.db, containerId),
       schema: kindSchemas(kind).object,
       get: async (accountId, rawId) => {
         const { db } = this.deps.database;

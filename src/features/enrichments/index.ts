@@ -9,6 +9,7 @@ import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
 import { handleJob } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
@@ -31,7 +32,7 @@ import { ProviderWebhooks } from "./provider-webhooks.service.js";
 import { providerConnectionRoutes, providerWebhookRoutes } from "./providers.routes.js";
 
 export { presentConsent } from "./consents.service.js";
-export type { EnrichmentKind, EnrichmentView, KindMedia } from "./enrichment-kind.js";
+export type { EnrichmentKind, EnrichmentView, KindMedia, StepFile } from "./enrichment-kind.js";
 export type { StepCard, StepCookie, StepInput } from "./enrichment-steps.service.js";
 export { EnrichmentSteps } from "./enrichment-steps.service.js";
 export { EnrichmentsService } from "./enrichments.service.js";
@@ -58,7 +59,9 @@ export function createEnrichmentsFeature(deps: {
   logger: Logger;
   containers: Containers;
   /** The media feature's whole-file reads and stores (`media.files`). */
-  files: Pick<FeatureFilesService, "read" | "store">;
+  files: Pick<FeatureFilesService, "read" | "store" | "destroyOfFeature">;
+  /** The PDF engine (esign documents and seals). */
+  pdf: PdfEngine;
   /** The kinds to serve (tests add a test kind); default: every registered kind. */
   kinds?: readonly EnrichmentKind[];
 }): Feature<Enrichments> {
@@ -74,6 +77,7 @@ export function createEnrichmentsFeature(deps: {
     kinds: deps.kinds ?? ENRICHMENT_KINDS,
     jobs: deps.jobs,
     files: deps.files,
+    pdf: deps.pdf,
   });
   deps.containers.extensions.set(engine);
   const connections = new ProviderConnections(engine);

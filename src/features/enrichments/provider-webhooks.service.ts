@@ -270,6 +270,12 @@ export class ProviderWebhooks {
             result_purged_at: now,
             updated: now,
           });
+          await this.deps.files.destroyOfFeature(
+            trx,
+            due.feature_id,
+            now,
+            `${kind.name} retention end (${days} days)`,
+          );
           await this.deps.audit.write(trx, {
             accountId: due.account_id,
             code: AuditCode.ENTITY_UPDATED,

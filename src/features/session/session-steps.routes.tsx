@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
 import { Type } from "typebox";
+import { binaryResponse } from "../../http/openapi.js";
 import { AppError } from "../../shared/errors.js";
 import type { Router } from "../../shared/feature.js";
 import { Layout } from "../../web/layout.js";
@@ -163,6 +164,40 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
       if (!page) return reply;
       if (!kit.unlocked(request, page)) return reply.redirect(page.base, 303);
       return show(request, reply, page, request.params.featureId, 200);
+    },
+  );
+
+  app.get(
+    "/s/:token/steps/:featureId/document",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "getSessionStepDocument",
+        tags,
+        summary:
+          "The file a step offers this recipient (a signer's copy of the sealed PDF); consumes nothing",
+        params: StepParams,
+        response: {
+          200: binaryResponse("The file (a PDF).", "application/pdf"),
+          404: htmlResponse("Unknown link or step, or no file for this recipient."),
+        },
+      },
+    },
+    async (request, reply) => {
+      const page = await kit.load(request, reply, request.params.token);
+      if (!page) return reply;
+      if (!kit.unlocked(request, page)) return reply.redirect(page.base, 303);
+      const feature = await stepOf(page, request.params.featureId);
+      if (!feature) return kit.notFoundPage(reply);
+      const file = await steps.document(await inputOf(request, reply, page, feature.row));
+      if (!file) return kit.notFoundPage(reply);
+      return reply
+        .code(200)
+        .header("content-type", file.contentType)
+        .header("content-disposition", `attachment; filename="${file.name.replace(/[^\w.-]/g, "_")}"`)
+        .header("cache-control", "no-store")
+        .header("x-content-type-options", "nosniff")
+        .send(file.bytes);
     },
   );
 

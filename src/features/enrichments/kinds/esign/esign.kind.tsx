@@ -17,23 +17,30 @@ import type {
   StepContext,
   StepServices,
 } from "../../enrichment-kind.js";
+import { checkDocument } from "./esign.document.js";
 import {
+  checkRoles,
+  type EsignField,
   type EsignPayload,
   type EsignResult,
-  FIELD_TYPES,
   nextSigner,
   readEsignPayload,
+  readFields,
   resultOf,
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { EsignField as Field } from "./esign.schemas.js";
+import { EsignSealJob, esignJobs } from "./esign.seal.js";
 import { isEsignVendor, vendorSignerName } from "./esign.vendor.js";
+import { findTemplate } from "./esign-templates.repository.js";
 import { docuSignSettingsProblem } from "./providers/docusign-settings.js";
 
 export const ESIGN_STATUSES = [
   "pending",
   "viewed",
   "partially_signed",
+  "sealing",
   "signed",
   "declined",
   "voided",
@@ -59,21 +66,6 @@ const Signer = Type.Object(
       description: "The role whose fields this signer fills.",
     }),
     order: Type.Integer({ minimum: 1, description: "Signing order; a later signer waits for earlier ones." }),
-  },
-  { additionalProperties: false },
-);
-
-const Field = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    role: Type.String({ minLength: 1, maxLength: 64 }),
-    type: Type.Union(FIELD_TYPES.map((t) => Type.Literal(t))),
-    page: Type.Integer({ minimum: 1, description: "1-based page number." }),
-    x: Type.Number({ minimum: 0, description: "Left edge, PDF points from the page's left." }),
-    y: Type.Number({ minimum: 0, description: "Bottom edge, PDF points from the page's bottom." }),
-    width: Type.Number({ exclusiveMinimum: 0 }),
-    height: Type.Number({ exclusiveMinimum: 0 }),
-    required: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -112,10 +104,25 @@ function StepBody(props: {
   consented: boolean;
   csrf: string;
   action: string;
+  documentHref: string;
 }): VNode {
   const { view, recipientId } = props;
   const result = resultOf(view.result);
-  if (view.state !== "pending") return <p>This signing step is {view.status.replace("_", " ")}.</p>;
+  if (view.state !== "pending") {
+    const mine = view.payload.signers.some((s) => s.recipient === recipientId);
+    return (
+      <div>
+        <p>This signing step is {view.status.replace("_", " ")}.</p>
+        {mine && result.sealed_document !== undefined ? (
+          <p>
+            <a id="esign-sealed-copy" href={props.documentHref}>
+              Download your copy of the signed document (PDF)
+            </a>
+          </p>
+        ) : null}
+      </div>
+    );
+  }
   const me = view.payload.signers.find((s) => s.recipient === recipientId);
   if (!me) return <p>You are not a signer of this document.</p>;
   if (result.signed[String(me.recipient)]) return <p>You signed this document. Thank you.</p>;
@@ -274,6 +281,27 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     }),
   },
   readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async prepareCreate(payload, ctx) {
+    let document = payload.document as number | null;
+    let fields: EsignField[] = payload.fields;
+    if (payload.template !== null) {
+      const template = await findTemplate(ctx.db, ctx.accountId, payload.template);
+      if (!template) throw unprocessable(`Template ${payload.template} is not a template of this account.`);
+      document = template.document;
+      const roles = new Set(payload.signers.map((s) => s.role));
+      if (fields.length === 0)
+        fields = readFields(JSON.parse(template.fields), new Set(JSON.parse(template.roles)));
+      const missing = (JSON.parse(template.roles) as string[]).find((r) => !roles.has(r));
+      if (missing) throw unprocessable(`The template's role "${missing}" has no signer.`);
+      checkRoles(fields, roles);
+    }
+    const checked = await checkDocument(ctx.media, ctx.pdf, ctx.accountId, document as number, fields);
+    return { ...payload, document, fields, pages: checked.pages, document_sha256: checked.sha256 };
+  },
+  async afterStatus(view, queue) {
+    if (view.status === "sealing")
+      await queue.enqueue(EsignSealJob, { feature: view.id, account: view.accountId });
+  },
   async checkCreate(payload, ctx) {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
@@ -295,7 +323,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     };
   },
   sensitiveResult: false,
-  retentionDays: () => null,
+  retentionDays: (config) => (config.ESIGN_RETENTION_DAYS > 0 ? config.ESIGN_RETENTION_DAYS : null),
   providers: {
     local: {
       id: "local",
@@ -341,6 +369,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         pending: "Not started",
         viewed: "Opened",
         partially_signed: "Partly signed",
+        sealing: "Signed, being sealed",
         signed: "Signed",
         declined: "Declined",
         voided: "Voided",
@@ -366,6 +395,7 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
           consented={Boolean(result.consented[String(ctx.session.recipientId)])}
           csrf={ctx.csrf}
           action={`${ctx.stepBase}act`}
+          documentHref={`${ctx.stepBase}document`}
         />
       );
     },
@@ -387,6 +417,16 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         } as unknown as Record<string, unknown>,
         auditValue: `esign signer back from ${view.provider}, awaiting its confirmation`,
       });
+    },
+    async document(ctx, services) {
+      const result = resultOf(ctx.feature.result);
+      const signer = ctx.feature.payload.signers.some((s) => s.recipient === ctx.session.recipientId);
+      if (!signer || result.sealed_document === undefined) return undefined;
+      return {
+        name: `signed-${ctx.feature.id}.pdf`,
+        contentType: "application/pdf",
+        bytes: await services.media.read(ctx.feature.accountId, result.sealed_document),
+      };
     },
     async act(ctx, form, services) {
       if (ctx.feature.provider !== "local") return vendorAct(ctx, form, services);
@@ -442,9 +482,9 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         };
         const updated: EsignResult = { ...result, signed };
         const all = view.payload.signers.every((s) => signed[String(s.recipient)]);
-        await services.setStatus(all ? "signed" : "partially_signed", {
+        await services.setStatus(all ? "sealing" : "partially_signed", {
           result: updated as unknown as Record<string, unknown>,
-          auditValue: all ? "esign signed" : "esign partially signed",
+          auditValue: all ? "esign signed by every signer" : "esign partially signed",
         });
         return { back: true };
       }
@@ -453,4 +493,5 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
   },
   routes: esignRoutes,
   sandboxRoutes: esignSandboxRoutes,
+  jobs: esignJobs,
 };

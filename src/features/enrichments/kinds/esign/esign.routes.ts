@@ -7,6 +7,7 @@ import type { RouteModule } from "../../../../shared/feature.js";
 import type { KindApi } from "../../enrichment-kind.js";
 import { type EsignPayload, type EsignResult, nextSigner, resultOf } from "./esign.model.js";
 import { isEsignVendor } from "./esign.vendor.js";
+import { esignTemplateRoutes } from "./esign-templates.routes.js";
 
 const checked = () => () => true;
 
@@ -22,9 +23,10 @@ function readReason(raw: unknown, required: boolean): string | undefined {
   return reason.trim();
 }
 
-/** The owner voids a pending signing step: `POST .../esign/{id}/void/` with a reason. */
+/** The owner voids a pending signing step (`POST .../esign/{id}/void/` with a reason); templates. */
 export function esignRoutes(api: KindApi): RouteModule {
   return async (app) => {
+    await esignTemplateRoutes(api)(app);
     app.post(
       "/v1/module_container_esign/esign/:id/void/",
       {
@@ -53,6 +55,8 @@ export function esignRoutes(api: KindApi): RouteModule {
           const provider = await api.provider(view.id);
           if (isEsignVendor(provider)) await provider.void(view.providerRef, reason);
         }
+        if (view.status === "sealing")
+          throw new AppError("UNPROCESSABLE_ENTITY", "Every signer signed; the document is being sealed.");
         const done = await api.setStatus(auth, view.id, "voided", {
           result: { ...resultOf(view.result), voided_reason: reason },
           auditValue: "esign voided by the owner",
@@ -122,7 +126,7 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
             };
             next = { ...result, consented, signed };
             status = payload.signers.every((s) => signed[String(s.recipient)])
-              ? "signed"
+              ? "sealing"
               : "partially_signed";
           }
           const done = await api.setStatus({ ...auth, sandbox: true }, view.id, status, {
