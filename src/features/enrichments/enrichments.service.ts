@@ -199,6 +199,13 @@ export class EnrichmentsService implements FeatureExtensions {
     const body = requireObjectBody(raw);
     this.checkFields(kind, body, true);
     const read = kind.readPayload(body, { config: this.deps.config, creating: true });
+    const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
+    const provider = connection?.provider ?? "local";
+    if (!kind.providers[provider])
+      throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
+    // A connection whose settings the provider refuses is reported now, not at the recipient's click.
+    const problem = connection && this.resolver?.problemOf(connection);
+    if (problem) throw unprocessable(problem);
     const payload = kind.prepareCreate
       ? await kind.prepareCreate(read, {
           accountId: auth.accountId,
@@ -207,13 +214,6 @@ export class EnrichmentsService implements FeatureExtensions {
           db: this.deps.database.db,
         })
       : read;
-    const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
-    const provider = connection?.provider ?? "local";
-    if (!kind.providers[provider])
-      throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
-    // A connection whose settings the provider refuses is reported now, not at the recipient's click.
-    const problem = connection && this.resolver?.problemOf(connection);
-    if (problem) throw unprocessable(problem);
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
       if (kind.checkCreate) {
         await kind.checkCreate(payload, {

@@ -312,15 +312,15 @@ describe("esign through DocuSign", () => {
     expect(done.signers[0]).toMatchObject({ status: "declined", declined_reason: "No" });
   });
 
-  it("answers 422 at create when the DocuSign connection is not usable or no document is given", async () => {
+  it("refuses at create a DocuSign connection it cannot use (422) and a step without a PDF (400)", async () => {
     const { c, people } = await setup(["Hal"]);
     const noDocument = await call("POST", PATH, {
       container: c.id,
       signers: [{ recipient: people[0]!.id, role: "r", order: 1 }],
       fields: [box("s", "r", "signature", 50)],
     });
-    expect(noDocument.statusCode).toBe(422);
-    expect((noDocument.json() as Json).detail).toContain("document");
+    expect(noDocument.statusCode).toBe(400);
+    expect(JSON.stringify(noDocument.json())).toContain("document");
 
     const other = await createTestAccount(t);
     const { rsaPrivateKey: _key, ...withoutKey } = fake.credentials();
