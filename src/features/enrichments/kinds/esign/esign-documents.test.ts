@@ -183,7 +183,19 @@ describe("esign documents, templates and seals", () => {
     const s = expectJson(await call("POST", PATH, stepBody(c, a, b, { document: doc })), 201);
     const onlooker = await addRecipient(call, c.id, { first_name: "Cy" });
     const tokens = await sendContainer(call, c.id);
-    expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200);
+    // The first signer on the step page (consent, then their fields), the second through the sandbox.
+    const ada = new PageBrowser(t, sessionOf(tokens, a).base);
+    await ada.get();
+    await ada.get(`steps/${s.id}/`);
+    expect((await ada.post(`steps/${s.id}/act`, { action: "consent" })).statusCode).toBe(303);
+    await ada.get(`steps/${s.id}/`);
+    const finish = await ada.post(`steps/${s.id}/act`, {
+      action: "finish",
+      field_buyer_sig: "Ada Buyer",
+      field_buyer_date: "2026-11-28",
+    });
+    expect(finish.statusCode, finish.body).toBe(303);
+    expect(expectJson(await call("GET", `${PATH}${s.id}/`), 200).status).toBe("partially_signed");
     expect(expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200).status).toBe("sealing");
     await sealQueued(t);
     const done = expectJson(await call("GET", `${PATH}${s.id}/`), 200);
@@ -237,6 +249,7 @@ describe("esign documents, templates and seals", () => {
     expect(checked.sha256).toBe(createHash("sha256").update(sealed).digest("hex"));
     expect(checked.original_sha256).toBe(createHash("sha256").update(original).digest("hex"));
     expect(checked.signers.map((x: Json) => x.name)).toEqual(["Ada Buyer", "Bob Witness"]);
+    expect(checked.signers[0].authentication).toEqual(["link"]);
 
     // One byte changed inside the first page's content stream.
     const tampered = Buffer.from(sealed);
@@ -252,6 +265,7 @@ describe("esign documents, templates and seals", () => {
     expect(containerPage.body).toContain(`data-signer="${a.id}"`);
     expect(containerPage.body).toMatch(new RegExp(`Recipient ${b.id} \\(witness\\): signed`));
     expect(containerPage.body).toContain(`action="/dashboard/media/${mediaId}/download"`);
+    expect(containerPage.body).toContain("esign_consumer_consent");
     const fromDashboard = await client.post(`/dashboard/media/${mediaId}/download`);
     expect(fromDashboard.statusCode).toBe(200);
     expect(fromDashboard.rawPayload.equals(sealed)).toBe(true);
@@ -263,6 +277,12 @@ describe("esign documents, templates and seals", () => {
       .where("media_id", "=", mediaId)
       .executeTakeFirstOrThrow();
     expect(await t.ferry.blobStore.exists(blobKey)).toBe(true);
+    // Stored encrypted like every upload: the blob is not the PDF.
+    const stored: Buffer[] = [];
+    for await (const piece of await t.ferry.blobStore.get(blobKey)) stored.push(piece as Buffer);
+    const blob = Buffer.concat(stored);
+    expect(blob.includes(Buffer.from("%PDF-"))).toBe(false);
+    expect(blob.length).toBeGreaterThan(sealed.length);
     t.clock.advance(31 * 86_400_000);
     await t.ferry.jobs.enqueueUnlessPending(t.ferry.database.db, { kind: "enrichments.purge" }, {});
     await runJobsOf(t, "enrichments.purge");

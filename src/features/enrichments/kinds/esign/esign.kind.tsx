@@ -1,9 +1,11 @@
 /**
- * The `esign` kind (ADR 0076): the owner names signers (recipients of the container, with a role and
- * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
- * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
- * last one (`signed`); a decline or the owner's void ends the step. The session step shows the ESIGN
- * consent (recorded in the consent ledger) before anything else.
+ * The `esign` kind (ADR 0076, ADR 0071): the owner names a PDF (a media id, or a template's) checked
+ * by the PDF engine, signers (recipients of the container, with a role and an order) and the fields
+ * each role fills (signature, initials, date, text, checkbox; page and box). Signers sign in order;
+ * each signature moves the status (`viewed`, `partially_signed`) until the last one (`sealing`: the
+ * seal job makes the sealed PDF, then `signed`); a decline or the owner's void ends the step. The
+ * session step shows the ESIGN consent (recorded in the consent ledger) before anything else, and
+ * each signer's copy of the sealed PDF once made.
  */
 import type { VNode } from "preact";
 import { Type } from "typebox";
