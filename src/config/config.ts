@@ -478,6 +478,12 @@ export const settings = {
     example: "72",
     parse: int(72, 1, 87_600),
   },
+  ENRICHMENT_PROVIDERS_ALLOW_PRIVATE: {
+    group: "worker",
+    doc: "Let enrichment providers' API calls reach loopback and private addresses, over http too (development and tests against local fakes only).",
+    example: "false",
+    parse: bool(false),
+  },
   ENRICHMENT_RECONCILE_SECONDS: {
     group: "worker",
     doc: "How often the worker asks providers for the status of enrichment steps still open at a vendor (recovers missed webhooks).",

@@ -8,8 +8,11 @@ import type { VNode } from "preact";
 import type { TProperties, TSchema } from "typebox";
 import type {
   EnrichmentProvider,
+  NeutralOutcome,
   NextStep,
   ProviderFactory,
+  ProviderSettings,
+  StartFile,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
 import type { Executor } from "../../db/database.js";
@@ -88,6 +91,8 @@ export interface KindRecipient {
 export interface CreateContext {
   /** The ids of the container's recipients. */
   containerRecipientIds(): Promise<number[]>;
+  /** The provider the step will use (`local`, or the account's connection's). */
+  provider: string;
 }
 
 /** A provider a kind offers: `local` always; vendors load lazily so the core never imports them. */
@@ -100,6 +105,11 @@ export interface ProviderDefinition {
   credentials: TProperties;
   /** Loads the implementation (dynamic import in the kind's provider map). */
   load(): Promise<ProviderFactory>;
+  /**
+   * What makes saved settings unusable beyond their schema (the vendor's own rules), in words
+   * naming the settings, or undefined; asked when a step is created. Calls nobody.
+   */
+  check?(settings: ProviderSettings): string | undefined;
 }
 
 /** The recipient's session as a step page sees it. */
@@ -138,9 +148,9 @@ export interface StepServices {
   /**
    * Starts the step at its provider with a fresh return link, stores the provider's reference
    * (the reconciliation job and webhooks find the step by it) and returns the next step, which is
-   * never stored (a signing URL, an embed token).
+   * never stored (a signing URL, an embed token). `files` go to the provider with the start.
    */
-  start(): Promise<NextStep>;
+  start(extra?: { files?: StartFile[] }): Promise<NextStep>;
 }
 
 /** What the act of a step answers: where the browser goes next (303). */
@@ -191,7 +201,10 @@ export interface SessionStep<P = Record<string, unknown>> {
    * Origins the step page's forms may lead to (its act answers with a redirect there): the CSP's
    * `form-action` of the step page names them. Default: none beside Ferry's own.
    */
-  formActionOrigins?(view: EnrichmentView<P>): string[];
+  formActionOrigins?(
+    view: EnrichmentView<P>,
+    provider: () => Promise<EnrichmentProvider>,
+  ): string[] | Promise<string[]>;
   /**
    * The recipient came back through the step's return link (already verified and bound to this
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
@@ -260,6 +273,19 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
   routes?(api: KindApi): RouteModule;
   /** Sandbox helpers acting as the recipient (404 on live deployments), given the engine's kind API. */
   sandboxRoutes?(api: KindApi): RouteModule;
+  /**
+   * A provider's outcome (a verified webhook's or a status fetch's) before it is applied, outside any
+   * transaction: the kind may ask its provider more (the truth behind a webhook, a signed document),
+   * store files through `media` and merge the result it keeps. Default: the outcome as it came.
+   */
+  settle?(input: {
+    feature: EnrichmentView<P>;
+    outcome: NeutralOutcome;
+    /** True when the outcome is a status fetch already (reconciliation), false for a webhook's. */
+    fetched: boolean;
+    provider: EnrichmentProvider;
+    media: KindMedia;
+  }): Promise<NeutralOutcome>;
   /** Jobs the kind defines (run by the worker), given the engine's kind API (media included). */
   jobs?(api: KindApi): JobHandler[];
 }
@@ -281,6 +307,8 @@ export interface KindApi {
   readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */
   get(accountId: number, id: string | number): Promise<EnrichmentView>;
+  /** The provider of the account's feature `id` of this kind (its connection's, or `local`). */
+  provider(featureId: number): Promise<EnrichmentProvider>;
   /** The API object of a feature (what the generic GET answers). */
   present(view: EnrichmentView): Promise<Record<string, unknown>>;
   /**

@@ -32,6 +32,7 @@ import {
   updateEnrichment,
 } from "./enrichments.repository.js";
 import { kindSchemas } from "./kind-schemas.js";
+import type { ProviderResolver } from "./provider-connections.service.js";
 
 /** The common input fields every feature takes (beside the kind's own). */
 const COMMON_FIELDS = ["container", "expiration", "recipient_permissions", "after", "title", "description"];
@@ -75,9 +76,15 @@ const resultLabel = (featureId: number) => `enrichment-result:${featureId}`;
 /** The engine. */
 export class EnrichmentsService implements FeatureExtensions {
   private readonly byName: Map<string, EnrichmentKind>;
+  private resolver: ProviderResolver | undefined;
 
   constructor(readonly deps: EnrichmentDeps) {
     this.byName = new Map(deps.kinds.map((k) => [k.name, k]));
+  }
+
+  /** Gives the engine the providers of features (built after it: they need the engine). */
+  useProviders(resolver: ProviderResolver): void {
+    this.resolver = resolver;
   }
 
   /** The current time as stored text. */
@@ -192,6 +199,13 @@ export class EnrichmentsService implements FeatureExtensions {
     const body = requireObjectBody(raw);
     this.checkFields(kind, body, true);
     const read = kind.readPayload(body, { config: this.deps.config, creating: true });
+    const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
+    const provider = connection?.provider ?? "local";
+    if (!kind.providers[provider])
+      throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
+    // A connection whose settings the provider refuses is reported now, not at the recipient's click.
+    const problem = connection && this.resolver?.problemOf(connection);
+    if (problem) throw unprocessable(problem);
     const payload = kind.prepareCreate
       ? await kind.prepareCreate(read, {
           accountId: auth.accountId,
@@ -200,13 +214,10 @@ export class EnrichmentsService implements FeatureExtensions {
           db: this.deps.database.db,
         })
       : read;
-    const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
-    const provider = connection?.provider ?? "local";
-    if (!kind.providers[provider])
-      throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
       if (kind.checkCreate) {
         await kind.checkCreate(payload, {
+          provider,
           containerRecipientIds: async () =>
             (
               await trx
@@ -394,6 +405,10 @@ export class EnrichmentsService implements FeatureExtensions {
         const { db } = this.deps.database;
         const row = await this.deps.features.find(db, accountId, rawId, kind.name);
         return this.view(db, row);
+      },
+      provider: async (featureId) => {
+        if (!this.resolver) throw new Error("the enrichment providers are not wired");
+        return this.resolver.forFeature(this.deps.database.db, featureId);
       },
       present: async (view) => {
         const { db } = this.deps.database;

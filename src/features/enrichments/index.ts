@@ -81,6 +81,7 @@ export function createEnrichmentsFeature(deps: {
   });
   deps.containers.extensions.set(engine);
   const connections = new ProviderConnections(engine);
+  engine.useProviders(connections);
   const webhooks = new ProviderWebhooks(engine, connections, deps.jobs, deps.logger);
   const steps = new EnrichmentSteps(engine, connections);
   const kindJobs = engine.deps.kinds.flatMap((kind) => kind.jobs?.(engine.kindApi(kind)) ?? []);

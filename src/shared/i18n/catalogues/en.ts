@@ -213,6 +213,15 @@ export const en = {
   "esign.doneTitle": "Signed",
   "esign.sealedCopy": "Download your copy of the signed document (PDF)",
   "esign.sealing": "The signed document is being sealed. Your copy will be here shortly.",
+  "esign.vendor.intro":
+    "This document is signed on {provider}'s signing page. Ferry takes you there and back.",
+  "esign.vendor.back":
+    "You came back from {provider}. Waiting for {provider} to confirm your signature; this page shows it once {provider} has. If you did not finish, open {provider} again.",
+  "esign.vendor.sign": "Sign at {provider}",
+  "esign.vendor.signAgain": "Open {provider} again",
+  "esign.vendor.awaiting": "Waiting for {provider} to confirm",
+  "esign.error.signedAlready": "You signed this document already.",
+  "esign.error.noProvider": "This signing step cannot be signed now. Contact the sender.",
   "esign.noDocument": "The document to sign is not available. Contact the sender.",
   "esign.error.notYourTurn": "It is not your turn to sign: the signer before you has not signed yet.",
   "esign.error.consentFirst": "Accept the consent to sign electronically first.",

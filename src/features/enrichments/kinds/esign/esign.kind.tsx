@@ -12,6 +12,7 @@
 import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
 import { Type } from "typebox";
+import { DocuSignCredentialsSchema } from "../../../../adapters/esign/docusign-credentials.js";
 import { displayedSize } from "../../../../pdf/index.js";
 import { AppError, unprocessable, ValidationError } from "../../../../shared/errors.js";
 import { en, type MessageKey } from "../../../../shared/i18n/catalogues/en.js";
@@ -21,6 +22,7 @@ import type {
   Disclosure,
   EnrichmentKind,
   EnrichmentView,
+  StepActResult,
   StepContext,
   StepServices,
 } from "../../enrichment-kind.js";
@@ -41,7 +43,9 @@ import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
 import { EsignField as Field } from "./esign.schemas.js";
 import { EsignSealJob, esignJobs } from "./esign.seal.js";
 import { readSigningValues } from "./esign.values.js";
+import { isEsignVendor, vendorSignerName } from "./esign.vendor.js";
 import { findTemplate } from "./esign-templates.repository.js";
+import { docuSignSettingsProblem } from "./providers/docusign-settings.js";
 
 export const ESIGN_STATUSES = [
   "pending",
@@ -286,6 +290,86 @@ function statusText(status: string, i18n: Translator): string {
 /** The longest reason to decline, in characters (the decline form takes as much). */
 const REASON_MAX = 2000;
 
+/** A vendor's name as the step page says it. */
+function providerName(provider: string): string {
+  return provider === "docusign" ? "DocuSign" : provider;
+}
+
+/** True when the step's signers sign at a vendor's page (DocuSign) rather than in Ferry's own view. */
+const atVendor = (view: EnrichmentView<EsignPayload>) => view.provider !== "local";
+
+/**
+ * The step page of a step signed at a vendor (DocuSign) while it is the recipient's turn: one
+ * button to the vendor's signing page (the vendor shows its own consumer disclosure), and once they
+ * came back, that the vendor's confirmation is awaited.
+ */
+function VendorStepBody(props: { ctx: StepContext<EsignPayload>; me: EsignSigner }): VNode {
+  const { ctx, me } = props;
+  const { t } = ctx.i18n;
+  const provider = providerName(ctx.feature.provider);
+  const back = resultOf(ctx.feature.result).returned?.[String(me.recipient)];
+  return (
+    <div id="esign-vendor">
+      {back ? (
+        <p class="fy-notice">{t("esign.vendor.back", { provider })}</p>
+      ) : (
+        <p>{t("esign.vendor.intro", { provider })}</p>
+      )}
+      <form method="post" action={`${ctx.stepBase}act`}>
+        <input type="hidden" name="csrf_token" value={ctx.csrf} />
+        <input type="hidden" name="action" value="sign" />
+        <button type="submit" class="fy-button fy-button-primary">
+          {back ? t("esign.vendor.signAgain", { provider }) : t("esign.vendor.sign", { provider })}
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * The act of a vendor step: the first click creates the envelope (the document read from the
+ * account's media, every signer embedded); every click asks for a fresh signing URL, which the
+ * browser is sent to and which Ferry never stores.
+ */
+async function vendorAct(
+  ctx: StepContext<EsignPayload>,
+  form: Record<string, string>,
+  services: StepServices,
+): Promise<StepActResult> {
+  const view = ctx.feature;
+  const { t } = ctx.i18n;
+  const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+  if (!me) return { error: t("esign.notSigner"), status: 403 };
+  if (form.action !== "sign") throw ValidationError.field("action", "Unknown action.");
+  if (resultOf(view.result).signed[String(me.recipient)])
+    return { error: t("esign.error.signedAlready"), status: 409 };
+  const notYourTurn = { error: t("esign.error.notYourTurn"), status: 409 };
+  try {
+    if (!view.providerRef) {
+      if (view.payload.document === null) return { error: t("esign.noDocument"), status: 422 };
+      const bytes = await services.media.read(view.accountId, view.payload.document);
+      const next = await services.start({
+        files: [{ name: `${view.title || "Document"}.pdf`, contentType: "application/pdf", bytes }],
+      });
+      return next.type === "redirect" ? { redirect: next.url } : notYourTurn;
+    }
+    const provider = await services.provider();
+    if (!isEsignVendor(provider)) return { error: t("esign.error.noProvider"), status: 422 };
+    const url = await provider.signingUrl(
+      view.providerRef,
+      { recipient: me.recipient, name: vendorSignerName(ctx.session.recipientName, me.order) },
+      services.returnLink(),
+    );
+    return { redirect: url };
+  } catch (error) {
+    if (error instanceof AppError) {
+      if (error.status === 409) return notYourTurn;
+      return { error: error.detail, status: error.status };
+    }
+    throw error;
+  }
+}
+
 /** The esign kind's descriptor. */
 export const esignKind: EnrichmentKind<EsignPayload> = {
   name: "esign",
@@ -343,6 +427,10 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
     if (stranger) throw unprocessable(`Signer ${stranger.recipient} is not a recipient of the container.`);
+    if (ctx.provider !== "local" && payload.document === null)
+      throw unprocessable(
+        `The account signs through ${ctx.provider}, which needs the PDF to send: give \`document\`.`,
+      );
   },
   present(view) {
     const result = resultOf(view.result);
@@ -363,12 +451,74 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
       credentials: {},
       load: async () => (await import("./providers/local.js")).createLocalEsign,
     },
+    docusign: {
+      id: "docusign",
+      testModeOnly: true,
+      credentials: DocuSignCredentialsSchema.properties,
+      check: (settings) => docuSignSettingsProblem(settings),
+      load: async () => (await import("./providers/docusign.js")).createDocuSignEsign,
+    },
+  },
+  async settle({ feature, outcome, fetched, provider, media }) {
+    if (!isEsignVendor(provider) || !feature.providerRef) return outcome;
+    // A webhook is a trigger: the envelope's status fetched from the vendor is the truth.
+    const truth = fetched ? outcome : await provider.status(feature.providerRef);
+    const current = resultOf(feature.result);
+    const vendor = resultOf(truth.result ?? null);
+    const merged: EsignResult = { ...current, signed: { ...current.signed, ...vendor.signed } };
+    if (vendor.declined) merged.declined = vendor.declined;
+    if (vendor.voided_reason && current.voided_reason === undefined)
+      merged.voided_reason = vendor.voided_reason;
+    if (truth.status === "signed" && truth.final && current.sealed_document === undefined) {
+      const bytes = await provider.signedPdf(feature.providerRef);
+      merged.sealed_document = await media.store(feature as EnrichmentView, {
+        name: "signed.pdf",
+        contentType: "application/pdf",
+        bytes,
+      });
+    }
+    return { ...truth, result: merged as unknown as Record<string, unknown> };
   },
   session: {
-    summary: (view, i18n) => statusText(view.status, i18n),
-    actionLabel: (_view, i18n) => i18n.t("esign.action"),
-    render: (ctx, services) => StepBody(ctx, services),
-    signingPage: (ctx) => stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
+    summary: (view, i18n) =>
+      atVendor(view) &&
+      view.state === "pending" &&
+      Object.keys(resultOf(view.result).returned ?? {}).length > 0
+        ? i18n.t("esign.vendor.awaiting", { provider: providerName(view.provider) })
+        : statusText(view.status, i18n),
+    actionLabel: (view, i18n) =>
+      atVendor(view)
+        ? i18n.t("esign.vendor.sign", { provider: providerName(view.provider) })
+        : i18n.t("esign.action"),
+    render: (ctx, services) => {
+      // At a vendor, a signer whose turn it is gets the way there (no Ferry consent: the vendor
+      // shows its own); every other stage reads as for Ferry's own steps.
+      const stage = stageOf(ctx.feature, ctx.session.recipientId);
+      if (atVendor(ctx.feature) && (stage.kind === "consent" || stage.kind === "sign"))
+        return <VendorStepBody ctx={ctx} me={stage.me} />;
+      return StepBody(ctx, services);
+    },
+    signingPage: (ctx) =>
+      !atVendor(ctx.feature) && stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
+    async formActionOrigins(view, provider) {
+      if (!atVendor(view) || view.state !== "pending") return [];
+      const vendor = await provider();
+      return isEsignVendor(vendor) ? vendor.origins() : [];
+    },
+    async returned(ctx, services) {
+      // Coming back from the vendor's page completes nothing: it is recorded, the vendor confirms.
+      const view = ctx.feature;
+      const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (!atVendor(view) || !me || view.state !== "pending") return;
+      const result = resultOf(view.result);
+      await services.setStatus(view.status, {
+        result: {
+          ...result,
+          returned: { ...result.returned, [String(me.recipient)]: services.now() },
+        } as unknown as Record<string, unknown>,
+        auditValue: `esign signer back from ${view.provider}, awaiting its confirmation`,
+      });
+    },
     async asset(ctx, name, services) {
       // Signers only: the document while the step is open, once they accepted the consent; their
       // copy of the sealed PDF once it is sealed. Nobody else, nothing else.
@@ -380,12 +530,15 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         const bytes = await services.media.read(ctx.feature.accountId, result.sealed_document);
         return { type: "application/pdf", body: bytes, filename: `signed-${ctx.feature.id}.pdf` };
       }
-      if (name !== DOCUMENT_NAME || ctx.feature.state !== "pending") return undefined;
+      // The document is shown by Ferry's own signing view only; a vendor shows it on its page.
+      if (name !== DOCUMENT_NAME || atVendor(ctx.feature) || ctx.feature.state !== "pending")
+        return undefined;
       if (!result.consented[String(me.recipient)]) return undefined;
       const bytes = await documentOf(ctx.feature, services);
       return bytes ? { type: "application/pdf", body: bytes } : undefined;
     },
     async act(ctx, form, services) {
+      if (atVendor(ctx.feature)) return vendorAct(ctx, form, services);
       const view = ctx.feature;
       const { t } = ctx.i18n;
       const result = resultOf(view.result);

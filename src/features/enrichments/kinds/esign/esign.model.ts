@@ -61,6 +61,8 @@ export interface EsignResult {
   declined?: { at: string; recipient: number; reason: string } | undefined;
   voided_reason?: string | undefined;
   sealed_document?: number | undefined;
+  /** Signers back from a vendor's signing page (recipient id → time): recorded, never a completion. */
+  returned?: Record<string, string> | undefined;
   seal?: SealFacts | undefined;
 }
 
