@@ -527,8 +527,14 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
       const result = resultOf(ctx.feature.result);
       if (name === SEALED_NAME) {
         if (result.sealed_document === undefined) return undefined;
-        const bytes = await services.media.read(ctx.feature.accountId, result.sealed_document);
-        return { type: "application/pdf", body: bytes, filename: `signed-${ctx.feature.id}.pdf` };
+        try {
+          const bytes = await services.media.read(ctx.feature.accountId, result.sealed_document);
+          return { type: "application/pdf", body: bytes, filename: `signed-${ctx.feature.id}.pdf` };
+        } catch (error) {
+          // Removed (destroyed at retention end): nothing to serve.
+          if (error instanceof AppError && error.status < 500) return undefined;
+          throw error;
+        }
       }
       // The document is shown by Ferry's own signing view only; a vendor shows it on its page.
       if (name !== DOCUMENT_NAME || atVendor(ctx.feature) || ctx.feature.state !== "pending")
