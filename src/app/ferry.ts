@@ -365,6 +365,7 @@ export async function createFerry(
     logger: logger.child({ component: "enrichments" }),
     containers: containers.service,
     files: media.service.files,
+    pdf,
     ...(overrides.enrichmentKinds ? { kinds: overrides.enrichmentKinds } : {}),
   });
 

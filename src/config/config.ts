@@ -495,6 +495,12 @@ export const settings = {
     example: "72",
     parse: int(72, 1, 87_600),
   },
+  ENRICHMENT_PROVIDERS_ALLOW_PRIVATE: {
+    group: "worker",
+    doc: "Let enrichment providers' API calls reach loopback and private addresses, over http too (development and tests against local fakes only).",
+    example: "false",
+    parse: bool(false),
+  },
   ENRICHMENT_RECONCILE_SECONDS: {
     group: "worker",
     doc: "How often the worker asks providers for the status of enrichment steps still open at a vendor (recovers missed webhooks).",
@@ -645,6 +651,12 @@ export const settings = {
     doc: "Worker threads that inspect, seal and verify PDFs (each holds one document of up to 50 MB at a time; the event loop never parses one).",
     example: "1",
     parse: int(1, 1, 16),
+  },
+  ESIGN_RETENTION_DAYS: {
+    group: "esign",
+    doc: "Days a finished signing step keeps its result and its sealed PDF; then both are destroyed (audited). 0 keeps them as long as the step.",
+    example: "0",
+    parse: int(0, 0, 36_500),
   },
   VERIFY_DOCUMENT_RATE_LIMIT_PER_IP: {
     group: "esign",

@@ -691,6 +691,24 @@ export interface ProviderWebhookEventsTable {
 }
 
 /** One disclosure a recipient accepted (the consent ledger). */
+/** A signing template (0038): an account's PDF with named fields per role. */
+export interface EsignTemplatesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** The media id of the PDF. */
+  document: number;
+  document_sha256: string;
+  /** JSON [{width, height}] per page. */
+  pages: string;
+  /** JSON array of role names. */
+  roles: string;
+  /** JSON array of fields (as the esign step takes them). */
+  fields: string;
+  created: string;
+  updated: string;
+}
+
 export interface ConsentsTable {
   id: Generated<number>;
   account_id: number;
@@ -763,6 +781,7 @@ export interface DB {
   provider_connections: ProviderConnectionsTable;
   provider_webhook_events: ProviderWebhookEventsTable;
   consents: ConsentsTable;
+  esign_templates: EsignTemplatesTable;
   key_fingerprints: KeyFingerprintsTable;
   revocation_epoch: RevocationEpochTable;
 }

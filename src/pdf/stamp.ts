@@ -79,6 +79,12 @@ export function stampFields(pdf: PDF, fonts: DocumentFonts, fields: readonly Fil
     const x = field.x;
     const y = shownHeight - field.y - field.height;
     const { width: w, height: h } = field;
+    // libpdf isolates a page's existing content in q/Q at its first append, so that drawing starts
+    // from the default matrix. A page without content (a blank page) has nothing to isolate then,
+    // and the isolation would come at the next append and enclose the matrix below, leaving the
+    // value drawn unturned in user space (misplaced on a rotated page). An empty first append
+    // makes the isolation happen before the matrix on every page.
+    page.drawOperators([ops.pushGraphicsState(), ops.popGraphicsState()]);
     page.drawOperators([ops.pushGraphicsState(), ops.concatMatrix(...displayToUser(page))]);
     switch (value.kind) {
       case "typed": {

@@ -2,11 +2,16 @@
  * The esign step of a session in Debian's Chromium against a real server: two signers in order in
  * one container (the first accepts the consent, fills the fields and adopts a typed signature on a
  * desktop screen; the second waits until then, and on a phone screen adopts a signature drawn with
- * the mouse), the API then `signed`; in another container a signer declines with a reason. No CSP
- * refusal, no script error, no sideways scrolling on the phone. Screenshots of the consent, signing
- * and done states under test-results/screenshots/esign-step-*.png.
+ * the mouse), the step then `sealing`; the seal job run as the worker runs it, the step `signed`,
+ * the owner downloads the sealed PDF and poppler's pdfsig finds its seal valid over the whole file;
+ * the second signer downloads the same PDF from the step page. In another container a signer
+ * declines with a reason. No CSP refusal, no script error, no sideways scrolling on the phone.
+ * Screenshots of the consent, signing, done and sealed states under
+ * test-results/screenshots/esign-step-*.png.
  */
-import { mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +19,7 @@ import { type ApiCall, apiCaller, expectJson } from "../helpers/api.js";
 import { createTestAccount, createTestApp, type TestAccount, type TestApp } from "../helpers/app.js";
 import { axeViolations, launchBrowser, SCREENSHOT_DIR } from "../helpers/browser.js";
 import { sendContainer, sessionOf } from "../helpers/containers.js";
-import { agreementStep, ESIGN_PATH } from "../helpers/esign.js";
+import { agreementStep, ESIGN_PATH, sealQueued } from "../helpers/esign.js";
 import { freePort } from "../helpers/process.js";
 
 const SHOTS = join(SCREENSHOT_DIR, "screenshots");
@@ -26,6 +31,7 @@ let owner: TestAccount;
 let call: ApiCall;
 let base: string;
 let browser: Browser;
+let dir: string;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -35,12 +41,22 @@ beforeAll(async () => {
   owner = await createTestAccount(t);
   call = apiCaller(t, owner);
   browser = await launchBrowser();
+  dir = mkdtempSync(join(tmpdir(), "ferry-esign-e2e-"));
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+  rmSync(dir, { recursive: true, force: true });
 });
+
+/** pdfsig's report of a PDF (poppler-utils). */
+function pdfsig(bytes: Buffer): string {
+  const path = join(dir, "sealed.pdf");
+  writeFileSync(path, bytes);
+  const out = spawnSync("pdfsig", [path], { encoding: "utf8" });
+  return `${out.stdout}${out.stderr}`;
+}
 
 /** A page recording CSP refusals and script errors. */
 async function open(options: Parameters<Browser["newContext"]>[0]) {
@@ -81,7 +97,7 @@ async function drawWithMouse(page: Page) {
 const firstPage = '.fy-signing-page[data-page="1"][data-rendered]';
 
 describe("the esign step in Chromium", () => {
-  it("two signers in order: typed on a desktop, drawn on a phone, then signed", async () => {
+  it("two signers in order: typed on a desktop, drawn on a phone, then sealed and checked by pdfsig", async () => {
     const { c, ada, bob, step } = await agreementStep(call);
     const tokens = await sendContainer(call, c.id);
     const adaUrl = `${base}${sessionOf(tokens, ada).base}steps/${step.id}/`;
@@ -152,14 +168,57 @@ describe("the esign step in Chromium", () => {
     expect(await overflow(b.page, 390)).toBeLessThanOrEqual(0);
     await Promise.all([b.page.waitForURL(bobUrl), b.page.getByRole("button", { name: "Finish" }).click()]);
     await b.page.locator("#esign-done").waitFor();
+    await b.page.locator("#esign-sealing").waitFor();
     expect(await overflow(b.page, 390)).toBeLessThanOrEqual(0);
     await shot(b.page, "done-phone");
-    expect(b.problems).toEqual([]);
-    await b.context.close();
+    const sealing = expectJson(await call("GET", `${ESIGN_PATH}${step.id}/`), 200);
+    expect(sealing).toMatchObject({ status: "sealing", state: "pending", sealed_document: null });
 
+    // The seal job, as the worker runs it: the step completes with the sealed PDF.
+    await sealQueued(t);
     const done = expectJson(await call("GET", `${ESIGN_PATH}${step.id}/`), 200);
     expect(done).toMatchObject({ status: "signed", state: "complete" });
     expect(done.signers.map((s: { status: string }) => s.status)).toEqual(["signed", "signed"]);
+    const download = await call("GET", `/v1/media/${done.sealed_document}/download`);
+    expect(download.statusCode).toBe(200);
+    expect(download.headers["content-type"]).toContain("application/pdf");
+    const sealed = download.rawPayload;
+    const report = pdfsig(sealed);
+    expect(report).toContain("Signature is Valid.");
+    expect(report).toContain("Total document signed");
+    // Its second page (the signatures) as poppler renders it, beside the screenshots.
+    mkdirSync(SHOTS, { recursive: true });
+    const render = spawnSync(
+      "pdftoppm",
+      [
+        "-png",
+        "-r",
+        "72",
+        "-f",
+        "2",
+        "-l",
+        "2",
+        "-singlefile",
+        join(dir, "sealed.pdf"),
+        join(SHOTS, "esign-step-sealed-page-2"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(render.status, render.stderr).toBe(0);
+
+    // Bob's step page now offers his copy: the same bytes, downloaded by the browser.
+    await b.page.reload();
+    const copyLink = b.page.getByRole("link", { name: "Download your copy of the signed document (PDF)" });
+    await copyLink.waitFor();
+    expect(await overflow(b.page, 390)).toBeLessThanOrEqual(0);
+    await shot(b.page, "sealed-phone");
+    const [saved] = await Promise.all([b.page.waitForEvent("download"), copyLink.click()]);
+    expect(saved.suggestedFilename()).toBe(`signed-${step.id}.pdf`);
+    const copyPath = join(dir, "copy.pdf");
+    await saved.saveAs(copyPath);
+    expect(readFileSync(copyPath).equals(sealed)).toBe(true);
+    expect(b.problems).toEqual([]);
+    await b.context.close();
     // What was stored: Ada's typed mark with her text, Bob's drawn one, both PNGs.
     const view = await t.ferry.database.db
       .selectFrom("enrichment_features")

@@ -1,11 +1,12 @@
 /**
  * Test helpers for esign steps: a small letter-size PDF made with @libpdf/core, stored as a media
  * object of the account (a push file in a container of its own), and a step with two signers in
- * order (buyer, then witness) and fields of each type.
+ * order (buyer, then witness) and fields of each type; the seal job run as the worker runs it.
  */
 import { PDF, rgb } from "@libpdf/core";
 import sharp from "sharp";
 import { type ApiCall, expectJson, type Json } from "./api.js";
+import { runJobHandler, type TestApp } from "./app.js";
 import { addRecipient, buildContainer, pushFile } from "./containers.js";
 
 export const ESIGN_PATH = "/v1/module_container_esign/esign/";
@@ -85,4 +86,22 @@ export async function pngDataUrl(width = 300, height = 80): Promise<string> {
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><path d="M10 ${height / 2} Q ${width / 2} 0 ${width - 10} ${height / 2}" stroke="#142a66" stroke-width="4" fill="none"/></svg>`;
   const png = await sharp(Buffer.from(svg)).png().toBuffer();
   return `data:image/png;base64,${png.toString("base64")}`;
+}
+
+/**
+ * Runs every queued `esign.seal` job once, as the worker would, and removes them (a first seal of
+ * a test app creates its sealing key, which takes longer than a polling helper waits).
+ */
+export async function sealQueued(t: TestApp): Promise<void> {
+  const { db } = t.ferry.database;
+  const jobs = await db
+    .selectFrom("jobs")
+    .selectAll()
+    .where("kind", "=", "esign.seal")
+    .where("state", "=", "queued")
+    .execute();
+  for (const job of jobs) {
+    await runJobHandler(t.ferry, job.kind, JSON.parse(job.payload), job);
+    await db.deleteFrom("jobs").where("id", "=", job.id).execute();
+  }
 }

@@ -45,6 +45,24 @@ export interface ProviderSettings {
   webhookSecret: string;
   /** Ferry's public base URL (for return and webhook URLs). */
   publicBaseUrl: string;
+  /**
+   * The deployment lets provider calls reach loopback and private addresses over plain http
+   * (development and tests against local fakes only; `ENRICHMENT_PROVIDERS_ALLOW_PRIVATE`).
+   */
+  allowPrivateAddresses?: boolean;
+}
+
+/** A file a kind hands to its provider when the step starts (a document to sign). */
+export interface StartFile {
+  name: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+/** A recipient of the step's container, as providers name people (signers, applicants). */
+export interface StartPerson {
+  id: number;
+  name: string;
 }
 
 /** The input of `start`: the feature, what the owner gave, who the recipient is, where to come back. */
@@ -53,6 +71,10 @@ export interface StartInput {
   payload: Record<string, unknown>;
   recipient: { id: number; name: string; email: string | null };
   returnUrl: string;
+  /** Every recipient of the container (a provider naming several people needs them all). */
+  people: StartPerson[];
+  /** Files the kind read for the start (media objects: the document to sign). */
+  files: StartFile[];
 }
 
 /** The lifecycle every provider of every kind implements. */

@@ -1,6 +1,7 @@
 /**
  * The registry of esign adapters: provider name → factory. The only file that imports implementations;
- * only the composition root imports it. `local` has no entry: it is Ferry's own signing step, built by
+ * only the composition root and the esign kind's provider map (loaded lazily, when an account's
+ * connection names a provider) import it. `local` has no entry: it is Ferry's own signing step, built by
  * the esign kind itself, so an account choosing `local` never reaches this map.
  */
 import { createDocuSignEsignProvider, type DocuSignProviderOptions } from "./docusign-esign-provider.js";

@@ -26,6 +26,7 @@ import * as m0030 from "./0030_enrichments.js";
 import * as m0032 from "./0032_key_fingerprints.js";
 import * as m0033 from "./0033_revocation_epoch.js";
 import * as m0036 from "./0036_list_counts.js";
+import * as m0038 from "./0038_esign_templates.js";
 import * as m0040 from "./0040_media_digest_state.js";
 import * as m0042 from "./0042_more_list_counts.js";
 
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   "0032_key_fingerprints": m0032,
   "0033_revocation_epoch": m0033,
   "0036_list_counts": m0036,
+  "0038_esign_templates": m0038,
   "0040_media_digest_state": m0040,
   "0042_more_list_counts": m0042,
 };

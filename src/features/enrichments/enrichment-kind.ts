@@ -8,11 +8,16 @@ import type { VNode } from "preact";
 import type { TProperties, TSchema } from "typebox";
 import type {
   EnrichmentProvider,
+  NeutralOutcome,
   NextStep,
   ProviderFactory,
+  ProviderSettings,
+  StartFile,
 } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { Config } from "../../config/config.js";
-import type { JobHandler } from "../../jobs/job.js";
+import type { Executor } from "../../db/database.js";
+import type { JobHandler, JobKind } from "../../jobs/job.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 
@@ -42,7 +47,10 @@ export interface EnrichmentView<P = Record<string, unknown>> {
 
 /** Media objects as kinds see them: the media feature's storage (blob store, key ring, audit). */
 export interface KindMedia {
-  /** The bytes of the account's media object `mediaId` (NotFound if it is not the account's). */
+  /**
+   * The bytes of the account's media object `mediaId` (NotFound if it is not the account's; 410
+   * removed, 409 still uploading, 413 over 64 MiB).
+   */
   read(accountId: number, mediaId: number): Promise<Buffer>;
   /** Stores bytes as a new media object of the feature (encrypted at rest like every blob); returns its id. */
   store(feature: EnrichmentView, file: { name: string; contentType: string; bytes: Buffer }): Promise<number>;
@@ -57,10 +65,34 @@ export interface PayloadContext {
   current?: Record<string, unknown> | undefined;
 }
 
+/** What `prepareCreate` may use before the create transaction. */
+export interface PrepareContext {
+  accountId: number;
+  readonly media: KindMedia;
+  readonly pdf: PdfEngine;
+  /** The database, for the kind's own tables (through its repository). */
+  readonly db: Executor;
+}
+
+/** Queues a kind's job inside the transaction that changed the status. */
+export interface KindQueue {
+  enqueue<Q extends object>(job: JobKind<Q>, payload: Q): Promise<void>;
+}
+
+/** A recipient of a container as a kind names it (certificate pages, signer lists). */
+export interface KindRecipient {
+  id: number;
+  name: string;
+  /** The recipient's first email item, or null. */
+  email: string | null;
+}
+
 /** What `checkCreate` may consult about the new step's container. */
 export interface CreateContext {
   /** The ids of the container's recipients. */
   containerRecipientIds(): Promise<number[]>;
+  /** The provider the step will use (`local`, or the account's connection's). */
+  provider: string;
 }
 
 /** A provider a kind offers: `local` always; vendors load lazily so the core never imports them. */
@@ -73,6 +105,11 @@ export interface ProviderDefinition {
   credentials: TProperties;
   /** Loads the implementation (dynamic import in the kind's provider map). */
   load(): Promise<ProviderFactory>;
+  /**
+   * What makes saved settings unusable beyond their schema (the vendor's own rules), in words
+   * naming the settings, or undefined; asked when a step is created. Calls nobody.
+   */
+  check?(settings: ProviderSettings): string | undefined;
 }
 
 /** The recipient's session as a step page sees it. */
@@ -111,9 +148,9 @@ export interface StepServices {
   /**
    * Starts the step at its provider with a fresh return link, stores the provider's reference
    * (the reconciliation job and webhooks find the step by it) and returns the next step, which is
-   * never stored (a signing URL, an embed token).
+   * never stored (a signing URL, an embed token). `files` go to the provider with the start.
    */
-  start(): Promise<NextStep>;
+  start(extra?: { files?: StartFile[] }): Promise<NextStep>;
 }
 
 /** What the act of a step answers: where the browser goes next (303). */
@@ -146,6 +183,8 @@ export interface StepAsset {
   /** The Content-Type it is served with. */
   type: string;
   body: Buffer;
+  /** Served as a download under this name (`attachment`); shown in the page (`inline`) without one. */
+  filename?: string | undefined;
 }
 
 /** How a kind appears on the recipient's session page and step page. */
@@ -162,7 +201,10 @@ export interface SessionStep<P = Record<string, unknown>> {
    * Origins the step page's forms may lead to (its act answers with a redirect there): the CSP's
    * `form-action` of the step page names them. Default: none beside Ferry's own.
    */
-  formActionOrigins?(view: EnrichmentView<P>): string[];
+  formActionOrigins?(
+    view: EnrichmentView<P>,
+    provider: () => Promise<EnrichmentProvider>,
+  ): string[] | Promise<string[]>;
   /**
    * The recipient came back through the step's return link (already verified and bound to this
    * browser). Kinds completed by their vendor only record it; externalurl completes here.
@@ -170,8 +212,9 @@ export interface SessionStep<P = Record<string, unknown>> {
   returned?(ctx: StepContext<P>, services: StepServices): Promise<void>;
   /**
    * A file of the step page, `name` as in `<stepBase>files/<name>` (GET and HEAD, `no-store`): the
-   * session checked the link, the code step and that the step waits for nothing; the kind checks
-   * who may see it and answers undefined otherwise (404). Read-only: it changes nothing.
+   * document being signed, a signer's copy of the sealed PDF. The session checked the link, the
+   * code step and that the step waits for nothing; the kind checks who may see it and answers
+   * undefined otherwise (404). Read-only: it changes nothing.
    */
   asset?(ctx: StepContext<P>, name: string, services: StepServices): Promise<StepAsset | undefined>;
   /** True when the step page shows the signing view: it is sent with the signing page's CSP. */
@@ -209,6 +252,13 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
    * rolls the feature back: nothing half-created); for example that signers are its recipients.
    */
   checkCreate?(payload: P, ctx: CreateContext): Promise<void>;
+  /**
+   * Completes a read payload before the create transaction (reads a document, checks it with the
+   * PDF engine, resolves a template); a throw creates nothing. Returns the payload to store.
+   */
+  prepareCreate?(payload: P, ctx: PrepareContext): Promise<P>;
+  /** Called inside the transaction that set `view.status` (already stored); may queue the kind's jobs. */
+  afterStatus?(view: EnrichmentView<P>, queue: KindQueue): Promise<void>;
   /** The kind's fields of its API object and of the callback's nested object (allow-listed). */
   present(view: EnrichmentView<P>): Record<string, unknown>;
   /** True when results hold personal data: stored sealed and destroyed at retention's end. */
@@ -223,6 +273,19 @@ export interface EnrichmentKind<P extends Record<string, unknown> = Record<strin
   routes?(api: KindApi): RouteModule;
   /** Sandbox helpers acting as the recipient (404 on live deployments), given the engine's kind API. */
   sandboxRoutes?(api: KindApi): RouteModule;
+  /**
+   * A provider's outcome (a verified webhook's or a status fetch's) before it is applied, outside any
+   * transaction: the kind may ask its provider more (the truth behind a webhook, a signed document),
+   * store files through `media` and merge the result it keeps. Default: the outcome as it came.
+   */
+  settle?(input: {
+    feature: EnrichmentView<P>;
+    outcome: NeutralOutcome;
+    /** True when the outcome is a status fetch already (reconciliation), false for a webhook's. */
+    fetched: boolean;
+    provider: EnrichmentProvider;
+    media: KindMedia;
+  }): Promise<NeutralOutcome>;
   /** Jobs the kind defines (run by the worker), given the engine's kind API (media included). */
   jobs?(api: KindApi): JobHandler[];
 }
@@ -234,10 +297,18 @@ export interface KindApi {
   now(): string;
   /** Media objects: read the account's, store a feature's own. */
   readonly media: KindMedia;
+  /** The PDF engine (inspect, fields, seal, verify; on its own worker threads). */
+  readonly pdf: PdfEngine;
+  /** The database, for the kind's own tables (through its repository). */
+  readonly db: Executor;
+  /** The recipients of container `containerId` (any account: callers checked the feature). */
+  recipients(containerId: number): Promise<KindRecipient[]>;
   /** The kind's named object schema (what `present` answers), for the kind's own routes. */
   readonly schema: TSchema;
   /** The owner's view of the account's feature `id` of this kind (404 otherwise). */
   get(accountId: number, id: string | number): Promise<EnrichmentView>;
+  /** The provider of the account's feature `id` of this kind (its connection's, or `local`). */
+  provider(featureId: number): Promise<EnrichmentProvider>;
   /** The API object of a feature (what the generic GET answers). */
   present(view: EnrichmentView): Promise<Record<string, unknown>>;
   /**

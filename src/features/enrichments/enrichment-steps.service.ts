@@ -18,7 +18,7 @@ import type {
   StepServices,
   StepSession,
 } from "./enrichment-kind.js";
-import { findConsent, insertConsent, updateEnrichment } from "./enrichments.repository.js";
+import { findConsent, insertConsent, recipientsOf, updateEnrichment } from "./enrichments.repository.js";
 import type { EnrichmentsService } from "./enrichments.service.js";
 import type { ProviderResolver } from "./provider-connections.service.js";
 
@@ -103,7 +103,10 @@ export class EnrichmentSteps {
   async formActionOrigins(row: FeatureRow): Promise<string[]> {
     const kind = this.kindOf(row);
     if (!kind.session.formActionOrigins) return [];
-    return kind.session.formActionOrigins(await this.engine.view(this.engine.deps.database.db, row));
+    const { db } = this.engine.deps.database;
+    return kind.session.formActionOrigins(await this.engine.view(db, row), () =>
+      this.providers.forFeature(db, row.id),
+    );
   }
 
   /** The step page's body, by the kind. */
@@ -186,7 +189,7 @@ export class EnrichmentSteps {
           sha: sha256(disclosure.text),
         })) !== undefined,
       provider: async (): Promise<EnrichmentProvider> => this.providers.forFeature(db, input.row.id),
-      start: async () => {
+      start: async (extra) => {
         const provider = await this.providers.forFeature(db, input.row.id);
         const view = await engine.view(db, input.row);
         const started = await provider.start({
@@ -194,6 +197,8 @@ export class EnrichmentSteps {
           payload: view.payload,
           recipient: { id: input.session.recipientId, name: input.session.recipientName, email: null },
           returnUrl: services.returnLink(),
+          people: (await recipientsOf(db, input.row.container_id)).map((r) => ({ id: r.id, name: r.name })),
+          files: extra?.files ?? [],
         });
         await db.transaction().execute((trx) =>
           updateEnrichment(trx, input.row.id, {

@@ -253,3 +253,26 @@ export async function consentsOf(ex: Executor, containerId: number): Promise<Con
     .orderBy("id")
     .execute();
 }
+
+/** The recipients of a container with their first email item, oldest first. */
+export async function recipientsOf(
+  ex: Executor,
+  containerId: number,
+): Promise<{ id: number; name: string; email: string | null }[]> {
+  const rows = await ex
+    .selectFrom("container_recipients as r")
+    .leftJoin("container_recipient_items as i", (j) =>
+      j.onRef("i.recipient_id", "=", "r.id").on("i.interface_class", "=", "email"),
+    )
+    .select(["r.id", "r.first_name", "r.last_name", "i.value as email"])
+    .where("r.container_id", "=", containerId)
+    .orderBy("r.id")
+    .orderBy("i.id")
+    .execute();
+  const out = new Map<number, { id: number; name: string; email: string | null }>();
+  for (const r of rows) {
+    if (out.has(r.id)) continue;
+    out.set(r.id, { id: r.id, name: `${r.first_name} ${r.last_name}`.trim(), email: r.email ?? null });
+  }
+  return [...out.values()];
+}

@@ -8,6 +8,7 @@ import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
 import type { Config } from "../../config/config.js";
 import type { Database, Executor } from "../../db/database.js";
 import type { JobQueue } from "../../jobs/queue.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { AuthContext } from "../../shared/caller.js";
 import type { Clock } from "../../shared/clock.js";
 import { notFound, unprocessable, ValidationError } from "../../shared/errors.js";
@@ -27,9 +28,11 @@ import {
   type EnrichmentRow,
   findEnrichment,
   insertEnrichment,
+  recipientsOf,
   updateEnrichment,
 } from "./enrichments.repository.js";
 import { kindSchemas } from "./kind-schemas.js";
+import type { ProviderResolver } from "./provider-connections.service.js";
 
 /** The common input fields every feature takes (beside the kind's own). */
 const COMMON_FIELDS = ["container", "expiration", "recipient_permissions", "after", "title", "description"];
@@ -47,7 +50,8 @@ export interface EnrichmentDeps {
   kinds: readonly EnrichmentKind[];
   jobs: JobQueue;
   /** The media feature's whole-file reads and stores (encrypted like every upload). */
-  files: Pick<FeatureFilesService, "read" | "store">;
+  files: Pick<FeatureFilesService, "read" | "store" | "destroyOfFeature">;
+  pdf: PdfEngine;
 }
 
 /** Who changes a step's status: the owner (API key), the sandbox acting as the recipient, or the recipient. */
@@ -64,14 +68,23 @@ export interface StatusOptions {
   auditValue?: string | undefined;
 }
 
+/** Largest media a kind reads whole (413 above): documents, not archives. */
+const KIND_MEDIA_MAX_BYTES = 64 * 1024 * 1024;
+
 const resultLabel = (featureId: number) => `enrichment-result:${featureId}`;
 
 /** The engine. */
 export class EnrichmentsService implements FeatureExtensions {
   private readonly byName: Map<string, EnrichmentKind>;
+  private resolver: ProviderResolver | undefined;
 
   constructor(readonly deps: EnrichmentDeps) {
     this.byName = new Map(deps.kinds.map((k) => [k.name, k]));
+  }
+
+  /** Gives the engine the providers of features (built after it: they need the engine). */
+  useProviders(resolver: ProviderResolver): void {
+    this.resolver = resolver;
   }
 
   /** The current time as stored text. */
@@ -185,14 +198,26 @@ export class EnrichmentsService implements FeatureExtensions {
     const kind = this.requireKind(kindName);
     const body = requireObjectBody(raw);
     this.checkFields(kind, body, true);
-    const payload = kind.readPayload(body, { config: this.deps.config, creating: true });
+    const read = kind.readPayload(body, { config: this.deps.config, creating: true });
     const connection = await connectionForKind(this.deps.database.db, auth.accountId, kind.name);
     const provider = connection?.provider ?? "local";
     if (!kind.providers[provider])
       throw unprocessable(`The ${kind.name} provider "${provider}" is not available.`);
+    // A connection whose settings the provider refuses is reported now, not at the recipient's click.
+    const problem = connection && this.resolver?.problemOf(connection);
+    if (problem) throw unprocessable(problem);
+    const payload = kind.prepareCreate
+      ? await kind.prepareCreate(read, {
+          accountId: auth.accountId,
+          media: this.media,
+          pdf: this.deps.pdf,
+          db: this.deps.database.db,
+        })
+      : read;
     return this.deps.features.create(auth, kind.name, body, async (trx, row) => {
       if (kind.checkCreate) {
         await kind.checkCreate(payload, {
+          provider,
           containerRecipientIds: async () =>
             (
               await trx
@@ -306,6 +331,13 @@ export class EnrichmentsService implements FeatureExtensions {
       ...(opts.result ? this.storedResult(kind, row.id, opts.result) : {}),
       updated: now,
     });
+    if (kind.afterStatus) {
+      await kind.afterStatus(await this.view(trx, row), {
+        enqueue: async (job, payload) => {
+          await this.deps.jobs.enqueue(trx, job, payload);
+        },
+      });
+    }
     await this.deps.audit.write(trx, {
       accountId: row.account_id,
       code: AuditCode.ENTITY_UPDATED,
@@ -351,7 +383,7 @@ export class EnrichmentsService implements FeatureExtensions {
 
   /** Media objects for kinds: the account's read whole, new ones stored as the feature's files. */
   readonly media: KindMedia = {
-    read: (accountId, mediaId) => this.deps.files.read(accountId, mediaId),
+    read: (accountId, mediaId) => this.deps.files.read(accountId, mediaId, KIND_MEDIA_MAX_BYTES),
     store: (feature, file) =>
       this.deps.files.store(
         { accountId: feature.accountId, containerId: feature.containerId, featureId: feature.id },
@@ -365,11 +397,18 @@ export class EnrichmentsService implements FeatureExtensions {
       config: this.deps.config,
       now: () => this.now(),
       media: this.media,
+      pdf: this.deps.pdf,
+      db: this.deps.database.db,
+      recipients: (containerId) => recipientsOf(this.deps.database.db, containerId),
       schema: kindSchemas(kind).object,
       get: async (accountId, rawId) => {
         const { db } = this.deps.database;
         const row = await this.deps.features.find(db, accountId, rawId, kind.name);
         return this.view(db, row);
+      },
+      provider: async (featureId) => {
+        if (!this.resolver) throw new Error("the enrichment providers are not wired");
+        return this.resolver.forFeature(this.deps.database.db, featureId);
       },
       present: async (view) => {
         const { db } = this.deps.database;

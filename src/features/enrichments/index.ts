@@ -9,6 +9,7 @@ import type { Config } from "../../config/config.js";
 import type { Database } from "../../db/database.js";
 import { handleJob } from "../../jobs/job.js";
 import type { JobQueue } from "../../jobs/queue.js";
+import type { PdfEngine } from "../../pdf/index.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Feature } from "../../shared/feature.js";
 import type { AuditWriter } from "../audit/index.js";
@@ -58,7 +59,9 @@ export function createEnrichmentsFeature(deps: {
   logger: Logger;
   containers: Containers;
   /** The media feature's whole-file reads and stores (`media.files`). */
-  files: Pick<FeatureFilesService, "read" | "store">;
+  files: Pick<FeatureFilesService, "read" | "store" | "destroyOfFeature">;
+  /** The PDF engine (esign documents and seals). */
+  pdf: PdfEngine;
   /** The kinds to serve (tests add a test kind); default: every registered kind. */
   kinds?: readonly EnrichmentKind[];
 }): Feature<Enrichments> {
@@ -74,9 +77,11 @@ export function createEnrichmentsFeature(deps: {
     kinds: deps.kinds ?? ENRICHMENT_KINDS,
     jobs: deps.jobs,
     files: deps.files,
+    pdf: deps.pdf,
   });
   deps.containers.extensions.set(engine);
   const connections = new ProviderConnections(engine);
+  engine.useProviders(connections);
   const webhooks = new ProviderWebhooks(engine, connections, deps.jobs, deps.logger);
   const steps = new EnrichmentSteps(engine, connections);
   const kindJobs = engine.deps.kinds.flatMap((kind) => kind.jobs?.(engine.kindApi(kind)) ?? []);

@@ -72,6 +72,8 @@ export interface ProviderResolver {
   forFeature(ex: Executor, featureId: number): Promise<EnrichmentProvider>;
   /** The provider of a connection. */
   forConnection(connection: ConnectionRow): Promise<EnrichmentProvider>;
+  /** Why a connection's settings cannot be used (its provider's own rules), or undefined. */
+  problemOf(connection: ConnectionRow): string | undefined;
 }
 
 /** Connections and the providers built from them. */
@@ -214,6 +216,13 @@ export class ProviderConnections implements ProviderResolver {
   // ---------------------------------------------------------------------------------------------
   // ProviderResolver
 
+  /** Why a connection's settings cannot be used (its provider's own rules), or undefined. */
+  problemOf(connection: ConnectionRow): string | undefined {
+    const definition = this.engine.kind(connection.kind)?.providers[connection.provider];
+    if (!definition) return `The provider "${connection.provider}" is not available.`;
+    return definition.check?.(this.settingsOf(connection));
+  }
+
   async forConnection(connection: ConnectionRow): Promise<EnrichmentProvider> {
     const key = `${connection.id}:${connection.updated}`;
     const cached = this.cache.get(key);
@@ -221,6 +230,12 @@ export class ProviderConnections implements ProviderResolver {
     const kind = this.engine.kind(connection.kind);
     const definition = kind?.providers[connection.provider];
     if (!definition) throw unprocessable(`The provider "${connection.provider}" is not available.`);
+    const provider = (await definition.load())(this.settingsOf(connection));
+    this.cache.set(key, provider);
+    return provider;
+  }
+
+  private settingsOf(connection: ConnectionRow): ProviderSettings {
     const credentials = connection.credentials
       ? (JSON.parse(
           openSecret(
@@ -235,10 +250,9 @@ export class ProviderConnections implements ProviderResolver {
       credentials,
       webhookSecret: this.webhookSecret(connection),
       publicBaseUrl: this.deps.config.publicBaseUrl,
+      allowPrivateAddresses: this.deps.config.ENRICHMENT_PROVIDERS_ALLOW_PRIVATE,
     };
-    const provider = (await definition.load())(settings);
-    this.cache.set(key, provider);
-    return provider;
+    return settings;
   }
 
   async forFeature(ex: Executor, featureId: number): Promise<EnrichmentProvider> {

@@ -7,7 +7,11 @@
  * destroys results past their kind's retention.
  */
 import type { Logger } from "pino";
-import type { RawWebhook, WebhookEvent } from "../../adapters/enrichment-provider/enrichment-provider.js";
+import type {
+  EnrichmentProvider,
+  RawWebhook,
+  WebhookEvent,
+} from "../../adapters/enrichment-provider/enrichment-provider.js";
 import { ProviderError } from "../../adapters/enrichment-provider/enrichment-provider.js";
 import type { JobQueue } from "../../jobs/queue.js";
 import { AppError, notFound } from "../../shared/errors.js";
@@ -117,13 +121,49 @@ export class ProviderWebhooks {
         BODY_LABEL(row.connection_id),
       ),
     ) as StoredEvent;
-    const { ref, outcome } = stored.event;
+    const { ref } = stored.event;
+    let { outcome } = stored.event;
+    const found = ref ? await findByProviderRef(db, row.connection_id, ref) : undefined;
+    if (found && outcome) {
+      const connection = await findConnectionById(db, row.connection_id);
+      if (connection)
+        outcome = await this.settle(found.feature_id, found.account_id, outcome, false, () =>
+          this.connections.forConnection(connection),
+        );
+    }
     await db.transaction().execute(async (trx) => {
       const own = ref ? await findByProviderRef(trx, row.connection_id, ref) : undefined;
       let result = "ignored";
       if (own && outcome)
         result = await this.applyOutcome(trx, own.feature_id, own.account_id, own.status, outcome);
       await markWebhookProcessed(trx, row.id, this.engine.now(), result);
+    });
+  }
+
+  /**
+   * Lets the feature's kind settle a provider outcome before it is applied (outside any
+   * transaction: the kind may call its provider and store files). A feature no longer pending,
+   * or a kind without `settle`, keeps the outcome as it came.
+   */
+  private async settle(
+    featureId: number,
+    accountId: number,
+    outcome: NonNullable<WebhookEvent["outcome"]>,
+    fetched: boolean,
+    provider: () => Promise<EnrichmentProvider>,
+  ): Promise<NonNullable<WebhookEvent["outcome"]>> {
+    const { db } = this.deps.database;
+    const kindName = await this.kindName(db, featureId);
+    const kind = kindName ? this.engine.kind(kindName) : undefined;
+    if (!kind?.settle || !kindName) return outcome;
+    const row = await this.deps.features.find(db, accountId, featureId, kindName);
+    if (row.state !== "pending") return outcome;
+    return kind.settle({
+      feature: await this.engine.view(db, row),
+      outcome,
+      fetched,
+      provider: await provider(),
+      media: this.engine.media,
     });
   }
 
@@ -191,7 +231,14 @@ export class ProviderWebhooks {
           own.connection_id === null ? undefined : await findConnectionById(db, own.connection_id);
         if (!connection || !own.provider_ref) continue;
         const provider = await this.connections.forConnection(connection);
-        const outcome = await provider.status(own.provider_ref);
+        const fetched = await provider.status(own.provider_ref);
+        const outcome = await this.settle(
+          own.feature_id,
+          own.account_id,
+          fetched,
+          true,
+          async () => provider,
+        );
         const result = await db
           .transaction()
           .execute((trx) => this.applyOutcome(trx, own.feature_id, own.account_id, own.status, outcome));
@@ -223,6 +270,12 @@ export class ProviderWebhooks {
             result_purged_at: now,
             updated: now,
           });
+          await this.deps.files.destroyOfFeature(
+            trx,
+            due.feature_id,
+            now,
+            `${kind.name} retention end (${days} days)`,
+          );
           await this.deps.audit.write(trx, {
             accountId: due.account_id,
             code: AuditCode.ENTITY_UPDATED,

@@ -8,12 +8,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { generateDataKey } from "../../crypto/envelope.js";
+import type { Executor } from "../../db/database.js";
 import { AppError, notFound } from "../../shared/errors.js";
 import { randomId } from "../../shared/ids.js";
 import { toTimestamp } from "../../shared/time.js";
 import { AuditCode } from "../audit/index.js";
-import { type MediaDeps, unwrapKey, wrapKey } from "./media.context.js";
-import { findMedia, insertMedia, insertPart, listParts } from "./media.repository.js";
+import { enqueueBlobDeletion, type MediaDeps, unwrapKey, wrapKey } from "./media.context.js";
+import { findMedia, insertMedia, insertPart, listParts, removeFeatureMedia } from "./media.repository.js";
 import { readPlaintext, storeEncryptedPart, UploadMeter } from "./media.streams.js";
 import { extensionOf } from "./media.validation.js";
 
@@ -126,5 +127,25 @@ export class FeatureFilesService {
       await blobStore.delete(stored.key).catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * Destroys every media of a feature inside `trx`, whatever the feature's state: state `removed`
+   * with `removed_at`, data keys destroyed, parts deleted, their blobs queued for deletion, and
+   * ABA-0020 for each file ("media destroyed: <why>"). Returns the ids of the media destroyed.
+   */
+  async destroyOfFeature(trx: Executor, featureId: number, now: string, why: string): Promise<number[]> {
+    const { media, blobs } = await removeFeatureMedia(trx, featureId, now);
+    await enqueueBlobDeletion(this.deps.jobs, trx, blobs);
+    for (const m of media) {
+      await this.deps.audit.write(trx, {
+        accountId: m.account_id,
+        code: AuditCode.ENTITY_DELETED,
+        relatedModel: "media",
+        relationKey: m.id,
+        value: `media destroyed: ${why}`,
+      });
+    }
+    return media.map((m) => m.id);
   }
 }

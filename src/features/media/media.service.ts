@@ -27,7 +27,6 @@ import {
   listParts,
   lockMedia,
   type MediaRow,
-  removeFeatureMedia,
   removeRequestMedia,
 } from "./media.repository.js";
 import { MediaStorageService } from "./media-storage.service.js";
@@ -165,18 +164,7 @@ export class MediaService {
    * and ABA-0020 for each file ("media destroyed: <why>"). Returns the ids of the media destroyed.
    */
   async removeAllOfFeature(trx: Executor, featureId: number, now: string, why: string): Promise<number[]> {
-    const { media, blobs } = await removeFeatureMedia(trx, featureId, now);
-    await enqueueBlobDeletion(this.deps.jobs, trx, blobs);
-    for (const m of media) {
-      await this.deps.audit.write(trx, {
-        accountId: m.account_id,
-        code: AuditCode.ENTITY_DELETED,
-        relatedModel: "media",
-        relationKey: m.id,
-        value: `media destroyed: ${why}`,
-      });
-    }
-    return media.map((m) => m.id);
+    return this.files.destroyOfFeature(trx, featureId, now, why);
   }
 
   /**

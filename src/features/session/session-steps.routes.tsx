@@ -183,11 +183,12 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         operationId: "getSessionStepFile",
         tags,
         summary:
-          "A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed",
+          "A file of a step page (the document to sign, a signer's copy of the sealed PDF), read-only: never cached, nothing counted or consumed",
         params: AssetParams,
         response: {
           200: {
-            description: "The file, as its kind serves it (the document to sign is a PDF).",
+            description:
+              "The file, as its kind serves it: inline, or as a download when it has a name (the esign document and sealed copy are PDFs).",
             content: { "application/pdf": { schema: Type.String({ format: "binary" }) } },
           },
           404: htmlResponse("Unknown link, step or file, a step that waits, or not for this recipient."),
@@ -207,7 +208,10 @@ export function registerSessionSteps(app: Router, deps: { kit: SessionPages; ste
         .code(200)
         .type(asset.type)
         .header("content-length", String(asset.body.length))
-        .header("content-disposition", "inline")
+        .header(
+          "content-disposition",
+          asset.filename ? `attachment; filename="${asset.filename.replace(/[^\w.-]/g, "_")}"` : "inline",
+        )
         .send(asset.body as unknown as string); // bytes: the schema's "binary" string
     },
   );

@@ -122,6 +122,10 @@ export const operationMeta = {
   listEsigns: { method: "GET", path: "/v1/module_container_esign/esign/", pathParams: [], query: ["page","page_size","container"], body: "none", auth: true, raw: false },
   getEsign: { method: "GET", path: "/v1/module_container_esign/esign/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   deleteEsign: { method: "DELETE", path: "/v1/module_container_esign/esign/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  createEsignTemplate: { method: "POST", path: "/v1/module_container_esign/template/", pathParams: [], query: [], body: "json", auth: true, raw: false },
+  listEsignTemplates: { method: "GET", path: "/v1/module_container_esign/template/", pathParams: [], query: ["page","page_size"], body: "none", auth: true, raw: false },
+  getEsignTemplate: { method: "GET", path: "/v1/module_container_esign/template/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
+  deleteEsignTemplate: { method: "DELETE", path: "/v1/module_container_esign/template/{id}/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   voidEsign: { method: "POST", path: "/v1/module_container_esign/esign/{id}/void/", pathParams: ["id"], query: [], body: "json", auth: true, raw: false },
   sandboxSignEsign: { method: "POST", path: "/v1/sandbox/esign/{id}/sign/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
   sandboxDeclineEsign: { method: "POST", path: "/v1/sandbox/esign/{id}/decline/", pathParams: ["id"], query: [], body: "none", auth: true, raw: false },
@@ -737,6 +741,26 @@ export class FerryApi extends FerryCore {
   /** Delete a esign step (409 while a pending step waits for it) (`DELETE /v1/module_container_esign/esign/{id}/`). */
   deleteEsign(args: operations["deleteEsign"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["deleteEsign"]>> {
     return this.call("deleteEsign", args ?? {}, options) as Promise<Success<operations["deleteEsign"]>>;
+  }
+
+  /** Make a signing template: a PDF of the account with named fields per role (`POST /v1/module_container_esign/template/`). */
+  createEsignTemplate(args: { body: JsonBody<operations["createEsignTemplate"]> }, options?: CallOptions): Promise<Success<operations["createEsignTemplate"]>> {
+    return this.call("createEsignTemplate", args ?? {}, options) as Promise<Success<operations["createEsignTemplate"]>>;
+  }
+
+  /** List the account's signing templates, oldest first (`GET /v1/module_container_esign/template/`). */
+  listEsignTemplates(args?: NonNullable<operations["listEsignTemplates"]["parameters"]["query"]>, options?: CallOptions): Promise<Success<operations["listEsignTemplates"]>> {
+    return this.call("listEsignTemplates", args ?? {}, options) as Promise<Success<operations["listEsignTemplates"]>>;
+  }
+
+  /** Read a signing template (`GET /v1/module_container_esign/template/{id}/`). */
+  getEsignTemplate(args: operations["getEsignTemplate"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["getEsignTemplate"]>> {
+    return this.call("getEsignTemplate", args ?? {}, options) as Promise<Success<operations["getEsignTemplate"]>>;
+  }
+
+  /** Delete a signing template (steps made from it keep their document and fields) (`DELETE /v1/module_container_esign/template/{id}/`). */
+  deleteEsignTemplate(args: operations["deleteEsignTemplate"]["parameters"]["path"], options?: CallOptions): Promise<Success<operations["deleteEsignTemplate"]>> {
+    return this.call("deleteEsignTemplate", args ?? {}, options) as Promise<Success<operations["deleteEsignTemplate"]>>;
   }
 
   /** Void a signing step (status `voided`; 422 once it left pending) (`POST /v1/module_container_esign/esign/{id}/void/`). */

@@ -481,6 +481,18 @@ export interface paths {
     /** Delete a esign step (409 while a pending step waits for it) */
     delete: operations["deleteEsign"];
   };
+  "/v1/module_container_esign/template/": {
+    /** List the account's signing templates, oldest first */
+    get: operations["listEsignTemplates"];
+    /** Make a signing template: a PDF of the account with named fields per role */
+    post: operations["createEsignTemplate"];
+  };
+  "/v1/module_container_esign/template/{id}/": {
+    /** Read a signing template */
+    get: operations["getEsignTemplate"];
+    /** Delete a signing template (steps made from it keep their document and fields) */
+    delete: operations["deleteEsignTemplate"];
+  };
   "/v1/module_container_esign/esign/{id}/void/": {
     /** Void a signing step (status `voided`; 422 once it left pending) */
     post: operations["voidEsign"];
@@ -565,7 +577,7 @@ export interface paths {
     get: operations["getSessionStep"];
   };
   "/s/{token}/steps/{featureId}/files/{name}": {
-    /** A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed */
+    /** A file of a step page (the document to sign, a signer's copy of the sealed PDF), read-only: never cached, nothing counted or consumed */
     get: operations["getSessionStepFile"];
   };
   "/s/{token}/steps/{featureId}/act": {
@@ -1336,7 +1348,7 @@ export interface components {
       /** @enum {string} */
       feature_attr: "esign";
       /** @description The kind's own status; a final one comes with `state: complete`. */
-      status: "pending" | "viewed" | "partially_signed" | "signed" | "declined" | "voided" | "expired";
+      status: "pending" | "viewed" | "partially_signed" | "sealing" | "signed" | "declined" | "voided" | "expired";
       /** @description The provider of the step (`local`: Ferry itself). */
       provider: string;
       template: number | null;
@@ -1349,23 +1361,25 @@ export interface components {
           signed_at: string | null;
           declined_reason: string | null;
         })[];
-      fields: ({
-          name: string;
-          role: string;
-          type: "signature" | "initials" | "date" | "text" | "checkbox";
-          /** @description 1-based page number. */
-          page: number;
-          /** @description Left edge, PDF points from the page's left. */
-          x: number;
-          /** @description Bottom edge, PDF points from the page's bottom. */
-          y: number;
-          width: number;
-          height: number;
-          required?: boolean;
-        })[];
+      fields: components["schemas"]["EsignField"][];
       voided_reason: string | null;
       /** @description The media id of the sealed PDF once every signer signed. */
       sealed_document: number | null;
+    };
+    /** EsignField */
+    EsignField: {
+      name: string;
+      role: string;
+      type: "signature" | "initials" | "date" | "text" | "checkbox";
+      /** @description 1-based page number. */
+      page: number;
+      /** @description Left edge, PDF points from the page's left. */
+      x: number;
+      /** @description Bottom edge, PDF points from the page's bottom. */
+      y: number;
+      width: number;
+      height: number;
+      required?: boolean;
     };
     /** EsignInput */
     EsignInput: {
@@ -1390,20 +1404,7 @@ export interface components {
           /** @description Signing order; a later signer waits for earlier ones. */
           order: number;
         }[];
-      fields: ({
-          name: string;
-          role: string;
-          type: "signature" | "initials" | "date" | "text" | "checkbox";
-          /** @description 1-based page number. */
-          page: number;
-          /** @description Left edge, PDF points from the page's left. */
-          x: number;
-          /** @description Bottom edge, PDF points from the page's bottom. */
-          y: number;
-          width: number;
-          height: number;
-          required?: boolean;
-        })[];
+      fields: components["schemas"]["EsignField"][];
     };
     /** EsignPage */
     EsignPage: {
@@ -1416,6 +1417,42 @@ export interface components {
       /** @description Items per page used for this answer: the page_size asked for, or 100 when more was asked. */
       page_size: number;
       results: components["schemas"]["Esign"][];
+    };
+    /** EsignTemplate */
+    EsignTemplate: {
+      id: number;
+      name: string;
+      /** @description The media id of the template's PDF. */
+      document: number;
+      /** @description SHA-256 of the PDF when the template was made. */
+      document_sha256: string;
+      /** @description How many pages the PDF has. */
+      pages: number;
+      roles: string[];
+      fields: components["schemas"]["EsignField"][];
+      /** Format: date-time */
+      created: string;
+      /** Format: date-time */
+      updated: string;
+    };
+    /** EsignTemplateInput */
+    EsignTemplateInput: {
+      name: string;
+      /** @description The media id of a PDF of the account. */
+      document: number;
+      roles: string[];
+      fields: components["schemas"]["EsignField"][];
+    };
+    /** EsignTemplatePage */
+    EsignTemplatePage: {
+      links: {
+        previous: string | null;
+        next: string | null;
+      };
+      total_pages: number;
+      count: number;
+      page_size: number;
+      results: components["schemas"]["EsignTemplate"][];
     };
     /** EsignVoidInput */
     EsignVoidInput: {
@@ -9834,6 +9871,217 @@ export interface operations {
       };
     };
   };
+  /** List the account's signing templates, oldest first */
+  listEsignTemplates: {
+    parameters: {
+      query?: {
+        /** @description 1-based page number. */
+        page?: number;
+        /** @description Items per page; values above 100 are clamped to 100. */
+        page_size?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["EsignTemplatePage"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Make a signing template: a PDF of the account with named fields per role */
+  createEsignTemplate: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["EsignTemplateInput"];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": components["schemas"]["EsignTemplate"];
+        };
+      };
+      /** @description Field messages (`ValidationError`), or an `Error` with code INVALID_REQUEST when the body cannot be parsed. */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      422: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Read a signing template */
+  getEsignTemplate: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["EsignTemplate"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Delete a signing template (steps made from it keep their document and fields) */
+  deleteEsignTemplate: {
+    parameters: {
+      path: {
+        /**
+         * @description Integer id.
+         * @example 12
+         */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description No content. */
+      204: {
+        content: never;
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error with a stable code name and a human-readable detail. */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** Void a signing step (status `voided`; 422 once it left pending) */
   voidEsign: {
     parameters: {
@@ -10978,7 +11226,7 @@ export interface operations {
       };
     };
   };
-  /** A file a step page shows (the document to sign), read-only: never cached, nothing counted or consumed */
+  /** A file of a step page (the document to sign, a signer's copy of the sealed PDF), read-only: never cached, nothing counted or consumed */
   getSessionStepFile: {
     parameters: {
       path: {
@@ -10988,7 +11236,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The file, as its kind serves it (the document to sign is a PDF). */
+      /** @description The file, as its kind serves it: inline, or as a download when it has a name (the esign document and sealed copy are PDFs). */
       200: {
         content: {
           "application/pdf": string;

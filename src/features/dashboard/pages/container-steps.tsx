@@ -4,6 +4,7 @@
  * its CSV export.
  */
 import type { VNode } from "preact";
+import { CsrfField } from "../views/layout.js";
 
 /** A consent record as the API shows it. */
 export interface ConsentRecord {
@@ -33,7 +34,46 @@ const COMMON = new Set([
   "feature_attr",
   "status",
   "provider",
+  "signers",
+  "sealed_document",
 ]);
+
+/** A signer as a signing step presents it. */
+interface PresentedSigner {
+  recipient: number;
+  role: string;
+  order: number;
+  status: string;
+  signed_at: string | null;
+  declined_reason: string | null;
+}
+
+/** The signers of a signing step, in order, with each one's state. */
+function Signers(props: { signers: PresentedSigner[] }): VNode {
+  return (
+    <ol class="fd-signers">
+      {props.signers.map((s) => (
+        <li key={s.recipient} data-signer={String(s.recipient)}>
+          Recipient {s.recipient} ({s.role}): {s.status}
+          {s.signed_at ? ` at ${s.signed_at}` : ""}
+          {s.declined_reason ? ` — ${s.declined_reason}` : ""}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The owner's download of a step's sealed document (a form post with the page's CSRF token). */
+function SealedDocument(props: { mediaId: number; csrfToken: string }): VNode {
+  return (
+    <form method="post" action={`/dashboard/media/${props.mediaId}/download`} class="fd-inline">
+      <CsrfField token={props.csrfToken} />
+      <button type="submit" class="fd-link-button" data-sealed={String(props.mediaId)}>
+        Download the sealed PDF
+      </button>
+    </form>
+  );
+}
 
 function show(value: unknown): string {
   if (value === null || value === undefined) return "—";
@@ -41,7 +81,7 @@ function show(value: unknown): string {
 }
 
 /** Each enrichment step of the container. */
-export function StepsSection(props: { steps: Record<string, unknown>[] }): VNode {
+export function StepsSection(props: { steps: Record<string, unknown>[]; csrfToken: string }): VNode {
   return (
     <section aria-labelledby="steps-heading">
       <h2 id="steps-heading">Steps</h2>
@@ -74,6 +114,10 @@ export function StepsSection(props: { steps: Record<string, unknown>[] }): VNode
                   <td>{String(s.status)}</td>
                   <td>{Array.isArray(s.after) && s.after.length ? s.after.join(", ") : "—"}</td>
                   <td class="fd-break">
+                    {Array.isArray(s.signers) ? <Signers signers={s.signers as PresentedSigner[]} /> : null}
+                    {typeof s.sealed_document === "number" ? (
+                      <SealedDocument mediaId={s.sealed_document} csrfToken={props.csrfToken} />
+                    ) : null}
                     {Object.entries(s)
                       .filter(([k]) => !COMMON.has(k))
                       .map(([k, v]) => (

@@ -510,7 +510,7 @@ function ContainerDetail(props: {
           </ul>
         )}
       </section>
-      <StepsSection steps={props.steps} />
+      <StepsSection steps={props.steps} csrfToken={props.csrfToken} />
       <ConsentsSection containerId={c.id} consents={props.consents} />
       <FilesSection
         files={props.files}

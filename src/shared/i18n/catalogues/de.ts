@@ -207,6 +207,7 @@ export const de: Catalogue = {
   "esign.status.pending": "Nicht begonnen",
   "esign.status.viewed": "Geöffnet",
   "esign.status.partially_signed": "Teilweise unterschrieben",
+  "esign.status.sealing": "Unterschrieben, wird versiegelt",
   "esign.status.signed": "Unterschrieben",
   "esign.status.declined": "Abgelehnt",
   "esign.status.voided": "Storniert",
@@ -224,6 +225,18 @@ export const de: Catalogue = {
   "esign.waitingTitle": "Noch nicht an der Reihe",
   "esign.done": "Sie haben dieses Dokument unterschrieben. Vielen Dank.",
   "esign.doneTitle": "Unterschrieben",
+  "esign.sealedCopy": "Ihre Kopie des unterschriebenen Dokuments herunterladen (PDF)",
+  "esign.sealing": "Das unterschriebene Dokument wird versiegelt. Ihre Kopie steht hier in Kürze bereit.",
+  "esign.vendor.intro":
+    "Dieses Dokument wird auf der Signaturseite von {provider} unterschrieben. Ferry bringt Sie dorthin und zurück.",
+  "esign.vendor.back":
+    "Sie sind von {provider} zurück. Wir warten, bis {provider} Ihre Unterschrift bestätigt; diese Seite zeigt es, sobald das geschehen ist. Falls Sie nicht fertig waren, öffnen Sie {provider} erneut.",
+  "esign.vendor.sign": "Bei {provider} unterschreiben",
+  "esign.vendor.signAgain": "{provider} erneut öffnen",
+  "esign.vendor.awaiting": "Warten auf die Bestätigung von {provider}",
+  "esign.error.signedAlready": "Sie haben dieses Dokument bereits unterschrieben.",
+  "esign.error.noProvider":
+    "Dieser Unterschriftsschritt kann derzeit nicht unterschrieben werden. Wenden Sie sich an den Absender.",
   "esign.noDocument":
     "Das zu unterschreibende Dokument ist nicht verfügbar. Wenden Sie sich an den Absender.",
   "esign.error.notYourTurn":

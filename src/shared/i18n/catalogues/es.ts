@@ -201,6 +201,7 @@ export const es: Catalogue = {
   "esign.status.pending": "Sin empezar",
   "esign.status.viewed": "Abierto",
   "esign.status.partially_signed": "Firmado en parte",
+  "esign.status.sealing": "Firmado, en proceso de sellado",
   "esign.status.signed": "Firmado",
   "esign.status.declined": "Rechazado",
   "esign.status.voided": "Anulado",
@@ -218,6 +219,18 @@ export const es: Catalogue = {
   "esign.waitingTitle": "Aún no es su turno",
   "esign.done": "Ha firmado este documento. Gracias.",
   "esign.doneTitle": "Firmado",
+  "esign.sealedCopy": "Descargar su copia del documento firmado (PDF)",
+  "esign.sealing": "El documento firmado se está sellando. Su copia estará aquí en breve.",
+  "esign.vendor.intro":
+    "Este documento se firma en la página de firma de {provider}. Ferry le lleva allí y le trae de vuelta.",
+  "esign.vendor.back":
+    "Ha vuelto de {provider}. Esperamos a que {provider} confirme su firma; esta página lo mostrará en cuanto lo haga. Si no terminó, abra {provider} de nuevo.",
+  "esign.vendor.sign": "Firmar en {provider}",
+  "esign.vendor.signAgain": "Abrir {provider} de nuevo",
+  "esign.vendor.awaiting": "Esperando la confirmación de {provider}",
+  "esign.error.signedAlready": "Ya ha firmado este documento.",
+  "esign.error.noProvider":
+    "Este paso de firma no se puede firmar ahora. Póngase en contacto con el remitente.",
   "esign.noDocument": "El documento para firmar no está disponible. Póngase en contacto con el remitente.",
   "esign.error.notYourTurn": "Aún no es su turno: la persona anterior todavía no ha firmado.",
   "esign.error.consentFirst": "Acepte primero el consentimiento para firmar electrónicamente.",

@@ -200,6 +200,7 @@ export const fr: Catalogue = {
   "esign.status.pending": "Pas commencé",
   "esign.status.viewed": "Ouvert",
   "esign.status.partially_signed": "Signé en partie",
+  "esign.status.sealing": "Signé, en cours de scellement",
   "esign.status.signed": "Signé",
   "esign.status.declined": "Refusé",
   "esign.status.voided": "Annulé",
@@ -217,6 +218,18 @@ export const fr: Catalogue = {
   "esign.waitingTitle": "Ce n’est pas encore votre tour",
   "esign.done": "Vous avez signé ce document. Merci.",
   "esign.doneTitle": "Signé",
+  "esign.sealedCopy": "Télécharger votre copie du document signé (PDF)",
+  "esign.sealing": "Le document signé est en cours de scellement. Votre copie sera bientôt disponible ici.",
+  "esign.vendor.intro":
+    "Ce document se signe sur la page de signature de {provider}. Ferry vous y emmène et vous ramène ici.",
+  "esign.vendor.back":
+    "Vous revenez de {provider}. Nous attendons que {provider} confirme votre signature ; cette page l’affichera dès que ce sera fait. Si vous n’avez pas terminé, ouvrez {provider} à nouveau.",
+  "esign.vendor.sign": "Signer sur {provider}",
+  "esign.vendor.signAgain": "Ouvrir {provider} à nouveau",
+  "esign.vendor.awaiting": "En attente de la confirmation de {provider}",
+  "esign.error.signedAlready": "Vous avez déjà signé ce document.",
+  "esign.error.noProvider":
+    "Cette étape de signature ne peut pas être signée pour le moment. Contactez l’expéditeur.",
   "esign.noDocument": "Le document à signer n’est pas disponible. Contactez l’expéditeur.",
   "esign.error.notYourTurn": "Ce n’est pas votre tour : la personne avant vous n’a pas encore signé.",
   "esign.error.consentFirst": "Acceptez d’abord le consentement à la signature électronique.",

@@ -201,6 +201,7 @@ export const pt: Catalogue = {
   "esign.status.pending": "Não iniciado",
   "esign.status.viewed": "Aberto",
   "esign.status.partially_signed": "Assinado em parte",
+  "esign.status.sealing": "Assinado, sendo selado",
   "esign.status.signed": "Assinado",
   "esign.status.declined": "Recusado",
   "esign.status.voided": "Anulado",
@@ -218,6 +219,18 @@ export const pt: Catalogue = {
   "esign.waitingTitle": "Ainda não é a sua vez",
   "esign.done": "Assinou este documento. Obrigado.",
   "esign.doneTitle": "Assinado",
+  "esign.sealedCopy": "Baixar sua cópia do documento assinado (PDF)",
+  "esign.sealing": "O documento assinado está sendo selado. Sua cópia estará aqui em breve.",
+  "esign.vendor.intro":
+    "Este documento é assinado na página de assinatura de {provider}. O Ferry leva você até lá e de volta.",
+  "esign.vendor.back":
+    "Você voltou de {provider}. Aguardando {provider} confirmar sua assinatura; esta página mostrará assim que {provider} confirmar. Se você não terminou, abra {provider} novamente.",
+  "esign.vendor.sign": "Assinar em {provider}",
+  "esign.vendor.signAgain": "Abrir {provider} novamente",
+  "esign.vendor.awaiting": "Aguardando a confirmação de {provider}",
+  "esign.error.signedAlready": "Você já assinou este documento.",
+  "esign.error.noProvider":
+    "Este passo de assinatura não pode ser assinado agora. Entre em contato com o remetente.",
   "esign.noDocument": "O documento a assinar não está disponível. Contacte o remetente.",
   "esign.error.notYourTurn": "Ainda não é a sua vez: a pessoa antes de si ainda não assinou.",
   "esign.error.consentFirst": "Aceite primeiro o consentimento para assinar eletronicamente.",

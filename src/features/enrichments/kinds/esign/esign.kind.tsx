@@ -1,15 +1,18 @@
 /**
- * The `esign` kind (ADR 0076): the owner names signers (recipients of the container, with a role and
- * an order) and the fields each role fills (signature, initials, date, text, checkbox; page and box).
- * Signers sign in order; each signature moves the status (`viewed`, `partially_signed`) until the
- * last one (`signed`); a decline or the owner's void ends the step. The session step shows the ESIGN
- * consent (recorded in the consent ledger) before anything else, then the signing view over the
- * document (served read-only at `<stepBase>files/document.pdf`); the server checks every posted
- * value (esign.values.ts).
+ * The `esign` kind (ADR 0076, ADR 0071): the owner names a PDF (a media id, or a template's) checked
+ * by the PDF engine, signers (recipients of the container, with a role and an order) and the fields
+ * each role fills (signature, initials, date, text, checkbox; page and box). Signers sign in order;
+ * each signature moves the status (`viewed`, `partially_signed`) until the last one (`sealing`: the
+ * seal job stamps the fields and makes the sealed PDF, then `signed`); a decline or the owner's void
+ * ends the step. The session step shows the ESIGN consent (recorded in the consent ledger) before
+ * anything else, then the signing view over the document (served read-only at
+ * `<stepBase>files/document.pdf`, ADR 0073); the server checks every posted value (esign.values.ts).
+ * Once sealed, each signer downloads their copy at `<stepBase>files/sealed.pdf`.
  */
 import { PDF } from "@libpdf/core";
 import type { VNode } from "preact";
 import { Type } from "typebox";
+import { DocuSignCredentialsSchema } from "../../../../adapters/esign/docusign-credentials.js";
 import { displayedSize } from "../../../../pdf/index.js";
 import { AppError, unprocessable, ValidationError } from "../../../../shared/errors.js";
 import { en, type MessageKey } from "../../../../shared/i18n/catalogues/en.js";
@@ -19,27 +22,36 @@ import type {
   Disclosure,
   EnrichmentKind,
   EnrichmentView,
+  StepActResult,
   StepContext,
   StepServices,
 } from "../../enrichment-kind.js";
+import { checkDocument } from "./esign.document.js";
 import {
+  checkRoles,
   type EsignField,
   type EsignPayload,
   type EsignResult,
   type EsignSigner,
-  FIELD_TYPES,
   nextSigner,
   readEsignPayload,
+  readFields,
   resultOf,
   signerStates,
 } from "./esign.model.js";
 import { esignRoutes, esignSandboxRoutes } from "./esign.routes.js";
+import { EsignField as Field } from "./esign.schemas.js";
+import { EsignSealJob, esignJobs } from "./esign.seal.js";
 import { readSigningValues } from "./esign.values.js";
+import { isEsignVendor, vendorSignerName } from "./esign.vendor.js";
+import { findTemplate } from "./esign-templates.repository.js";
+import { docuSignSettingsProblem } from "./providers/docusign-settings.js";
 
 export const ESIGN_STATUSES = [
   "pending",
   "viewed",
   "partially_signed",
+  "sealing",
   "signed",
   "declined",
   "voided",
@@ -70,21 +82,6 @@ const Signer = Type.Object(
       description: "The role whose fields this signer fills.",
     }),
     order: Type.Integer({ minimum: 1, description: "Signing order; a later signer waits for earlier ones." }),
-  },
-  { additionalProperties: false },
-);
-
-const Field = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    role: Type.String({ minLength: 1, maxLength: 64 }),
-    type: Type.Union(FIELD_TYPES.map((t) => Type.Literal(t))),
-    page: Type.Integer({ minimum: 1, description: "1-based page number." }),
-    x: Type.Number({ minimum: 0, description: "Left edge, PDF points from the page's left." }),
-    y: Type.Number({ minimum: 0, description: "Bottom edge, PDF points from the page's bottom." }),
-    width: Type.Number({ exclusiveMinimum: 0 }),
-    height: Type.Number({ exclusiveMinimum: 0 }),
-    required: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -138,8 +135,9 @@ async function pageSizes(bytes: Buffer): Promise<{ width: number; height: number
 }
 
 /**
- * The signer's fields as the signing view takes them: the model's boxes have a bottom-left origin
- * (as the PDF engine stamps them), the view's a top-left one (as a viewer shows the page).
+ * The signer's fields as the signing view takes them: the API's boxes have a bottom-left origin,
+ * the view's a top-left one (as a viewer shows the page), the same conversion the seal makes for the
+ * PDF engine (`toPlacement`), over the same page sizes.
  */
 function signingFields(
   fields: EsignField[],
@@ -196,7 +194,21 @@ async function StepBody(ctx: StepContext<EsignPayload>, services: StepServices):
   const stage = stageOf(view, ctx.session.recipientId);
   switch (stage.kind) {
     case "done":
-      return <Notice id="esign-done" title={t("esign.doneTitle")} text={t("esign.done")} />;
+      return (
+        <div class="fy-esign-notice" id="esign-done">
+          <h2>{t("esign.doneTitle")}</h2>
+          <p>{t("esign.done")}</p>
+          {resultOf(view.result).sealed_document !== undefined ? (
+            <p>
+              <a id="esign-sealed-copy" href={`${ctx.stepBase}files/${SEALED_NAME}`} download>
+                {t("esign.sealedCopy")}
+              </a>
+            </p>
+          ) : view.status === "sealing" ? (
+            <p id="esign-sealing">{t("esign.sealing")}</p>
+          ) : null}
+        </div>
+      );
     case "closed": {
       const declined = resultOf(view.result).declined;
       return (
@@ -252,6 +264,8 @@ async function StepBody(ctx: StepContext<EsignPayload>, services: StepServices):
 
 /** The file name the step serves its document under (`<stepBase>files/document.pdf`). */
 const DOCUMENT_NAME = "document.pdf";
+/** The file name the step serves a signer's copy of the sealed PDF under, once sealed. */
+const SEALED_NAME = "sealed.pdf";
 
 /** The bytes of the step's document, or undefined when it has none or it cannot be read. */
 async function documentOf(
@@ -275,6 +289,86 @@ function statusText(status: string, i18n: Translator): string {
 
 /** The longest reason to decline, in characters (the decline form takes as much). */
 const REASON_MAX = 2000;
+
+/** A vendor's name as the step page says it. */
+function providerName(provider: string): string {
+  return provider === "docusign" ? "DocuSign" : provider;
+}
+
+/** True when the step's signers sign at a vendor's page (DocuSign) rather than in Ferry's own view. */
+const atVendor = (view: EnrichmentView<EsignPayload>) => view.provider !== "local";
+
+/**
+ * The step page of a step signed at a vendor (DocuSign) while it is the recipient's turn: one
+ * button to the vendor's signing page (the vendor shows its own consumer disclosure), and once they
+ * came back, that the vendor's confirmation is awaited.
+ */
+function VendorStepBody(props: { ctx: StepContext<EsignPayload>; me: EsignSigner }): VNode {
+  const { ctx, me } = props;
+  const { t } = ctx.i18n;
+  const provider = providerName(ctx.feature.provider);
+  const back = resultOf(ctx.feature.result).returned?.[String(me.recipient)];
+  return (
+    <div id="esign-vendor">
+      {back ? (
+        <p class="fy-notice">{t("esign.vendor.back", { provider })}</p>
+      ) : (
+        <p>{t("esign.vendor.intro", { provider })}</p>
+      )}
+      <form method="post" action={`${ctx.stepBase}act`}>
+        <input type="hidden" name="csrf_token" value={ctx.csrf} />
+        <input type="hidden" name="action" value="sign" />
+        <button type="submit" class="fy-button fy-button-primary">
+          {back ? t("esign.vendor.signAgain", { provider }) : t("esign.vendor.sign", { provider })}
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * The act of a vendor step: the first click creates the envelope (the document read from the
+ * account's media, every signer embedded); every click asks for a fresh signing URL, which the
+ * browser is sent to and which Ferry never stores.
+ */
+async function vendorAct(
+  ctx: StepContext<EsignPayload>,
+  form: Record<string, string>,
+  services: StepServices,
+): Promise<StepActResult> {
+  const view = ctx.feature;
+  const { t } = ctx.i18n;
+  const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+  if (!me) return { error: t("esign.notSigner"), status: 403 };
+  if (form.action !== "sign") throw ValidationError.field("action", "Unknown action.");
+  if (resultOf(view.result).signed[String(me.recipient)])
+    return { error: t("esign.error.signedAlready"), status: 409 };
+  const notYourTurn = { error: t("esign.error.notYourTurn"), status: 409 };
+  try {
+    if (!view.providerRef) {
+      if (view.payload.document === null) return { error: t("esign.noDocument"), status: 422 };
+      const bytes = await services.media.read(view.accountId, view.payload.document);
+      const next = await services.start({
+        files: [{ name: `${view.title || "Document"}.pdf`, contentType: "application/pdf", bytes }],
+      });
+      return next.type === "redirect" ? { redirect: next.url } : notYourTurn;
+    }
+    const provider = await services.provider();
+    if (!isEsignVendor(provider)) return { error: t("esign.error.noProvider"), status: 422 };
+    const url = await provider.signingUrl(
+      view.providerRef,
+      { recipient: me.recipient, name: vendorSignerName(ctx.session.recipientName, me.order) },
+      services.returnLink(),
+    );
+    return { redirect: url };
+  } catch (error) {
+    if (error instanceof AppError) {
+      if (error.status === 409) return notYourTurn;
+      return { error: error.detail, status: error.status };
+    }
+    throw error;
+  }
+}
 
 /** The esign kind's descriptor. */
 export const esignKind: EnrichmentKind<EsignPayload> = {
@@ -308,10 +402,35 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     }),
   },
   readPayload: (body, ctx) => readEsignPayload(body, ctx),
+  async prepareCreate(payload, ctx) {
+    let document = payload.document as number | null;
+    let fields: EsignField[] = payload.fields;
+    if (payload.template !== null) {
+      const template = await findTemplate(ctx.db, ctx.accountId, payload.template);
+      if (!template) throw unprocessable(`Template ${payload.template} is not a template of this account.`);
+      document = template.document;
+      const roles = new Set(payload.signers.map((s) => s.role));
+      if (fields.length === 0)
+        fields = readFields(JSON.parse(template.fields), new Set(JSON.parse(template.roles)));
+      const missing = (JSON.parse(template.roles) as string[]).find((r) => !roles.has(r));
+      if (missing) throw unprocessable(`The template's role "${missing}" has no signer.`);
+      checkRoles(fields, roles);
+    }
+    const checked = await checkDocument(ctx.media, ctx.pdf, ctx.accountId, document as number, fields);
+    return { ...payload, document, fields, pages: checked.pages, document_sha256: checked.sha256 };
+  },
+  async afterStatus(view, queue) {
+    if (view.status === "sealing")
+      await queue.enqueue(EsignSealJob, { feature: view.id, account: view.accountId });
+  },
   async checkCreate(payload, ctx) {
     const ids = new Set(await ctx.containerRecipientIds());
     const stranger = payload.signers.find((s) => !ids.has(s.recipient));
     if (stranger) throw unprocessable(`Signer ${stranger.recipient} is not a recipient of the container.`);
+    if (ctx.provider !== "local" && payload.document === null)
+      throw unprocessable(
+        `The account signs through ${ctx.provider}, which needs the PDF to send: give \`document\`.`,
+      );
   },
   present(view) {
     const result = resultOf(view.result);
@@ -325,29 +444,107 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
     };
   },
   sensitiveResult: false,
-  retentionDays: () => null,
+  retentionDays: (config) => (config.ESIGN_RETENTION_DAYS > 0 ? config.ESIGN_RETENTION_DAYS : null),
   providers: {
     local: {
       id: "local",
       credentials: {},
       load: async () => (await import("./providers/local.js")).createLocalEsign,
     },
+    docusign: {
+      id: "docusign",
+      testModeOnly: true,
+      credentials: DocuSignCredentialsSchema.properties,
+      check: (settings) => docuSignSettingsProblem(settings),
+      load: async () => (await import("./providers/docusign.js")).createDocuSignEsign,
+    },
+  },
+  async settle({ feature, outcome, fetched, provider, media }) {
+    if (!isEsignVendor(provider) || !feature.providerRef) return outcome;
+    // A webhook is a trigger: the envelope's status fetched from the vendor is the truth.
+    const truth = fetched ? outcome : await provider.status(feature.providerRef);
+    const current = resultOf(feature.result);
+    const vendor = resultOf(truth.result ?? null);
+    const merged: EsignResult = { ...current, signed: { ...current.signed, ...vendor.signed } };
+    if (vendor.declined) merged.declined = vendor.declined;
+    if (vendor.voided_reason && current.voided_reason === undefined)
+      merged.voided_reason = vendor.voided_reason;
+    if (truth.status === "signed" && truth.final && current.sealed_document === undefined) {
+      const bytes = await provider.signedPdf(feature.providerRef);
+      merged.sealed_document = await media.store(feature as EnrichmentView, {
+        name: "signed.pdf",
+        contentType: "application/pdf",
+        bytes,
+      });
+    }
+    return { ...truth, result: merged as unknown as Record<string, unknown> };
   },
   session: {
-    summary: (view, i18n) => statusText(view.status, i18n),
-    actionLabel: (_view, i18n) => i18n.t("esign.action"),
-    render: (ctx, services) => StepBody(ctx, services),
-    signingPage: (ctx) => stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
+    summary: (view, i18n) =>
+      atVendor(view) &&
+      view.state === "pending" &&
+      Object.keys(resultOf(view.result).returned ?? {}).length > 0
+        ? i18n.t("esign.vendor.awaiting", { provider: providerName(view.provider) })
+        : statusText(view.status, i18n),
+    actionLabel: (view, i18n) =>
+      atVendor(view)
+        ? i18n.t("esign.vendor.sign", { provider: providerName(view.provider) })
+        : i18n.t("esign.action"),
+    render: (ctx, services) => {
+      // At a vendor, a signer whose turn it is gets the way there (no Ferry consent: the vendor
+      // shows its own); every other stage reads as for Ferry's own steps.
+      const stage = stageOf(ctx.feature, ctx.session.recipientId);
+      if (atVendor(ctx.feature) && (stage.kind === "consent" || stage.kind === "sign"))
+        return <VendorStepBody ctx={ctx} me={stage.me} />;
+      return StepBody(ctx, services);
+    },
+    signingPage: (ctx) =>
+      !atVendor(ctx.feature) && stageOf(ctx.feature, ctx.session.recipientId).kind === "sign",
+    async formActionOrigins(view, provider) {
+      if (!atVendor(view) || view.state !== "pending") return [];
+      const vendor = await provider();
+      return isEsignVendor(vendor) ? vendor.origins() : [];
+    },
+    async returned(ctx, services) {
+      // Coming back from the vendor's page completes nothing: it is recorded, the vendor confirms.
+      const view = ctx.feature;
+      const me = view.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (!atVendor(view) || !me || view.state !== "pending") return;
+      const result = resultOf(view.result);
+      await services.setStatus(view.status, {
+        result: {
+          ...result,
+          returned: { ...result.returned, [String(me.recipient)]: services.now() },
+        } as unknown as Record<string, unknown>,
+        auditValue: `esign signer back from ${view.provider}, awaiting its confirmation`,
+      });
+    },
     async asset(ctx, name, services) {
-      // The document, to a signer who accepted the consent (and to one who signed), nobody else.
+      // Signers only: the document while the step is open, once they accepted the consent; their
+      // copy of the sealed PDF once it is sealed. Nobody else, nothing else.
       const me = ctx.feature.payload.signers.find((s) => s.recipient === ctx.session.recipientId);
+      if (!me) return undefined;
       const result = resultOf(ctx.feature.result);
-      if (name !== DOCUMENT_NAME || !me || ctx.feature.state !== "pending") return undefined;
+      if (name === SEALED_NAME) {
+        if (result.sealed_document === undefined) return undefined;
+        try {
+          const bytes = await services.media.read(ctx.feature.accountId, result.sealed_document);
+          return { type: "application/pdf", body: bytes, filename: `signed-${ctx.feature.id}.pdf` };
+        } catch (error) {
+          // Removed (destroyed at retention end): nothing to serve.
+          if (error instanceof AppError && error.status < 500) return undefined;
+          throw error;
+        }
+      }
+      // The document is shown by Ferry's own signing view only; a vendor shows it on its page.
+      if (name !== DOCUMENT_NAME || atVendor(ctx.feature) || ctx.feature.state !== "pending")
+        return undefined;
       if (!result.consented[String(me.recipient)]) return undefined;
       const bytes = await documentOf(ctx.feature, services);
       return bytes ? { type: "application/pdf", body: bytes } : undefined;
     },
     async act(ctx, form, services) {
+      if (atVendor(ctx.feature)) return vendorAct(ctx, form, services);
       const view = ctx.feature;
       const { t } = ctx.i18n;
       const result = resultOf(view.result);
@@ -413,9 +610,9 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
         };
         const updated: EsignResult = { ...result, signed };
         const all = view.payload.signers.every((s) => signed[String(s.recipient)]);
-        await services.setStatus(all ? "signed" : "partially_signed", {
+        await services.setStatus(all ? "sealing" : "partially_signed", {
           result: updated as unknown as Record<string, unknown>,
-          auditValue: all ? "esign signed" : "esign partially signed",
+          auditValue: all ? "esign signed by every signer" : "esign partially signed",
         });
         return { redirect: ctx.stepBase };
       }
@@ -424,4 +621,5 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
   },
   routes: esignRoutes,
   sandboxRoutes: esignSandboxRoutes,
+  jobs: esignJobs,
 };

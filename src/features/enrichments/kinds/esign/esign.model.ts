@@ -29,9 +29,14 @@ export interface EsignField {
 
 export interface EsignPayload extends Record<string, unknown> {
   template: number | null;
+  /** The account's media holding the PDF to sign (the template's when created from one). */
   document: number | null;
   signers: EsignSigner[];
   fields: EsignField[];
+  /** Each page's size in points, from the PDF engine at create. */
+  pages?: { width: number; height: number }[];
+  /** SHA-256 of the document at create: sealing refuses other bytes. */
+  document_sha256?: string;
 }
 
 export interface SignedBy {
@@ -43,12 +48,22 @@ export interface SignedBy {
   values: Record<string, StoredValue>;
 }
 
+/** What sealing recorded. */
+export interface SealFacts {
+  at: string;
+  original_sha256: string;
+  sealed_sha256: string;
+}
+
 export interface EsignResult {
   consented: Record<string, string>;
   signed: Record<string, SignedBy>;
   declined?: { at: string; recipient: number; reason: string } | undefined;
   voided_reason?: string | undefined;
   sealed_document?: number | undefined;
+  /** Signers back from a vendor's signing page (recipient id → time): recorded, never a completion. */
+  returned?: Record<string, string> | undefined;
+  seal?: SealFacts | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -90,7 +105,8 @@ function readSigners(raw: unknown): EsignSigner[] {
   return signers.sort((a, b) => a.order - b.order);
 }
 
-function readFields(raw: unknown, roles: Set<string>): EsignField[] {
+/** Reads and checks a list of fields (shape, roles among `roles`, unique names, no overlap). */
+export function readFields(raw: unknown, roles: Set<string>): EsignField[] {
   if (!Array.isArray(raw) || raw.length > 500)
     throw ValidationError.field("fields", "Give up to 500 fields.");
   const fields = raw.map((f, i) => {
@@ -141,10 +157,16 @@ function readFields(raw: unknown, roles: Set<string>): EsignField[] {
       )
         throw unprocessable(`Fields "${a.name}" and "${b.name}" overlap.`);
     }
+  return fields;
+}
+
+/** 422 unless every role has a signature or initials field, and every field a signer's role. */
+export function checkRoles(fields: EsignField[], roles: Set<string>): void {
+  const stray = fields.find((f) => !roles.has(f.role));
+  if (stray) throw unprocessable(`Field "${stray.name}": no signer has the role "${stray.role}".`);
   for (const role of roles)
     if (!fields.some((f) => f.role === role && (f.type === "signature" || f.type === "initials")))
       throw unprocessable(`The role "${role}" has no signature or initials field.`);
-  return fields;
 }
 
 /** Reads the esign fields of a create body (the kind has no update). */
@@ -153,8 +175,13 @@ export function readEsignPayload(body: Record<string, unknown>, _ctx: PayloadCon
   const document = readId(body.document, "document");
   if (template !== null && document !== null)
     throw ValidationError.field("document", "Give a template or a document, not both.");
+  if (template === null && document === null)
+    throw ValidationError.field("document", "Give a document (the media id of a PDF) or a template.");
   const signers = readSigners(body.signers);
-  const fields = readFields(body.fields ?? [], new Set(signers.map((s) => s.role)));
+  const roles = new Set(signers.map((s) => s.role));
+  const fields = readFields(body.fields ?? [], roles);
+  // From a template without fields of its own, the template's fields are checked once resolved.
+  if (template === null || fields.length > 0) checkRoles(fields, roles);
   return { template, document, signers, fields };
 }
 

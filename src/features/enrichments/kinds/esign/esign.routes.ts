@@ -2,10 +2,12 @@ import { Type } from "typebox";
 import { requireAuth } from "../../../../http/auth.js";
 import { readFormLikeBody } from "../../../../http/body-parsers.js";
 import { authErrors, errorResponses, IdParams, jwtSecurity } from "../../../../http/openapi.js";
-import { AppError, notFound, ValidationError } from "../../../../shared/errors.js";
+import { AppError, notFound, unprocessable, ValidationError } from "../../../../shared/errors.js";
 import type { RouteModule } from "../../../../shared/feature.js";
 import type { KindApi } from "../../enrichment-kind.js";
 import { type EsignPayload, type EsignResult, nextSigner, resultOf } from "./esign.model.js";
+import { isEsignVendor } from "./esign.vendor.js";
+import { esignTemplateRoutes } from "./esign-templates.routes.js";
 
 const checked = () => () => true;
 
@@ -21,9 +23,10 @@ function readReason(raw: unknown, required: boolean): string | undefined {
   return reason.trim();
 }
 
-/** The owner voids a pending signing step: `POST .../esign/{id}/void/` with a reason. */
+/** The owner voids a pending signing step (`POST .../esign/{id}/void/` with a reason); templates. */
 export function esignRoutes(api: KindApi): RouteModule {
   return async (app) => {
+    await esignTemplateRoutes(api)(app);
     app.post(
       "/v1/module_container_esign/esign/:id/void/",
       {
@@ -46,6 +49,14 @@ export function esignRoutes(api: KindApi): RouteModule {
         const auth = requireAuth(request);
         const reason = readReason(await readFormLikeBody(request), true) as string;
         const view = await api.get(auth.accountId, request.params.id);
+        if (view.state !== "pending") throw unprocessable(`The feature is ${view.state}: it cannot change.`);
+        if (view.provider !== "local" && view.providerRef) {
+          // Voided at the vendor first: a step the vendor completed meanwhile answers 409, unchanged.
+          const provider = await api.provider(view.id);
+          if (isEsignVendor(provider)) await provider.void(view.providerRef, reason);
+        }
+        if (view.status === "sealing")
+          throw new AppError("UNPROCESSABLE_ENTITY", "Every signer signed; the document is being sealed.");
         const done = await api.setStatus(auth, view.id, "voided", {
           result: { ...resultOf(view.result), voided_reason: reason },
           auditValue: "esign voided by the owner",
@@ -83,6 +94,10 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
           const raw = request.body === undefined ? {} : await readFormLikeBody(request);
           const reason = readReason(raw, action === "decline");
           const view = await api.get(auth.accountId, request.params.id);
+          if (view.provider !== "local")
+            throw unprocessable(
+              `This step is signed at ${view.provider}: the sandbox signs Ferry's own steps only.`,
+            );
           const payload = view.payload as EsignPayload;
           const result: EsignResult = resultOf(view.result);
           const signer = nextSigner(payload, result);
@@ -103,7 +118,7 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
             const values = Object.fromEntries(
               payload.fields
                 .filter((f) => f.role === signer.role)
-                .map((f) => [f.name, f.type === "checkbox" ? "yes" : "Sandbox"]),
+                .map((f) => [f.name, f.type === "checkbox" ? true : "Sandbox"]),
             );
             const signed = {
               ...result.signed,
@@ -111,7 +126,7 @@ export function esignSandboxRoutes(api: KindApi): RouteModule {
             };
             next = { ...result, consented, signed };
             status = payload.signers.every((s) => signed[String(s.recipient)])
-              ? "signed"
+              ? "sealing"
               : "partially_signed";
           }
           const done = await api.setStatus({ ...auth, sandbox: true }, view.id, status, {

@@ -12,7 +12,14 @@ import {
   type TestAccount,
   type TestApp,
 } from "../../../../../test/helpers/app.js";
-import { addRecipient, buildContainer, sendContainer } from "../../../../../test/helpers/containers.js";
+import {
+  addRecipient,
+  buildContainer,
+  pushFile,
+  sendContainer,
+} from "../../../../../test/helpers/containers.js";
+import { sealQueued } from "../../../../../test/helpers/esign.js";
+import { textPdf } from "../../../../pdf/testing/fixtures.js";
 
 const PATH = "/v1/module_container_esign/esign/";
 
@@ -45,10 +52,14 @@ describe("esign steps", () => {
     const c = await buildContainer(call, { callback_url: "http://127.0.0.1:9/hook" });
     const a = await addRecipient(call, c.id, { first_name: "Ada" });
     const b = await addRecipient(call, c.id, { first_name: "Bob" });
+    const push = expectJson(await call("POST", "/v1/module_container_push/push/", { container: c.id }), 201);
+    document = (await pushFile(call, push.id, "contract.pdf", Buffer.from(await textPdf(1)))).id;
     return { c, a, b };
   };
+  let document = 0;
   const body = (containerId: number, a: number, b: number) => ({
     container: containerId,
+    document,
     signers: [
       { recipient: b, role: "witness", order: 2 },
       { recipient: a, role: "buyer", order: 1 },
@@ -90,11 +101,19 @@ describe("esign steps", () => {
     expect(one).toMatchObject({ status: "partially_signed", state: "pending" });
     expect(one.signers.map((x: Json) => x.status)).toEqual(["signed", "ready"]);
     const two = expectJson(await call("POST", `/v1/sandbox/esign/${s.id}/sign/`), 200);
-    expect(two).toMatchObject({ status: "signed", state: "complete" });
+    expect(two).toMatchObject({ status: "sealing", state: "pending", sealed_document: null });
     expect((await call("POST", `/v1/sandbox/esign/${s.id}/sign/`)).statusCode).toBe(409);
     expect((await call("POST", `${PATH}${s.id}/void/`, { reason: "late" })).statusCode).toBe(422);
+    await sealQueued(t);
+    const sealed = expectJson(await call("GET", `${PATH}${s.id}/`), 200);
+    expect(sealed).toMatchObject({ status: "signed", state: "complete" });
+    expect(sealed.sealed_document).toEqual(expect.any(Number));
     const cbs = await events(c.id);
-    expect(cbs.at(-1)).toMatchObject({ state: "complete", esign: { status: "signed" } });
+    expect(cbs.at(-1)).toMatchObject({
+      state: "complete",
+      esign: { status: "signed", sealed_document: sealed.sealed_document },
+    });
+    expect(cbs.filter((f) => f.state === "complete")).toHaveLength(1);
     expect(cbs.at(-1).esign.signers.map((x: Json) => x.status)).toEqual(["signed", "signed"]);
   });
 
