@@ -8,3 +8,13 @@ export function refuseWaiting(waits: FeatureRow[]): AppError {
     `This step waits for feature${waits.length > 1 ? "s" : ""} ${waits.map((f) => f.id).join(", ")} to complete.`,
   );
 }
+
+/** 409: another request is starting this step at its vendor right now (a double click, two tabs). */
+export class StepStartingError extends AppError {
+  constructor() {
+    super(
+      "CONFLICT",
+      "This step is being started at its provider by another request; try again in a moment.",
+    );
+  }
+}

@@ -21,6 +21,9 @@ import type { PdfEngine } from "../../pdf/index.js";
 import type { RouteModule } from "../../shared/feature.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 
+/** Thrown by `StepServices.start` when another request is starting the same step right now. */
+export { StepStartingError } from "./enrichment-errors.js";
+
 /** An enrichment feature as kinds see it: the common feature fields plus the kind's own row. */
 export interface EnrichmentView<P = Record<string, unknown>> {
   id: number;

@@ -9,6 +9,7 @@ import type { EnrichmentProvider } from "../../adapters/enrichment-provider/enri
 import type { Executor } from "../../db/database.js";
 import type { Translator } from "../../shared/i18n/i18n.js";
 import type { FeatureRow } from "../containers/index.js";
+import { StepStartingError } from "./enrichment-errors.js";
 import type {
   Disclosure,
   EnrichmentKind,
@@ -18,7 +19,15 @@ import type {
   StepServices,
   StepSession,
 } from "./enrichment-kind.js";
-import { findConsent, insertConsent, recipientsOf, updateEnrichment } from "./enrichments.repository.js";
+import {
+  claimStart,
+  findConsent,
+  insertConsent,
+  recipientsOf,
+  STARTING_MARK,
+  settleStart,
+  updateEnrichment,
+} from "./enrichments.repository.js";
 import type { EnrichmentsService } from "./enrichments.service.js";
 import type { ProviderResolver } from "./provider-connections.service.js";
 
@@ -192,20 +201,28 @@ export class EnrichmentSteps {
       start: async (extra) => {
         const provider = await this.providers.forFeature(db, input.row.id);
         const view = await engine.view(db, input.row);
-        const started = await provider.start({
-          featureId: input.row.id,
-          payload: view.payload,
-          recipient: { id: input.session.recipientId, name: input.session.recipientName, email: null },
-          returnUrl: services.returnLink(),
-          people: (await recipientsOf(db, input.row.container_id)).map((r) => ({ id: r.id, name: r.name })),
-          files: extra?.files ?? [],
+        // One start per step: a second click while the first is at the vendor would otherwise
+        // create a second envelope (or session) there.
+        const mark = `${STARTING_MARK}${new Date().toISOString()}:${randomBytes(6).toString("base64url")}`;
+        if (!(await claimStart(db, input.row.id, new Date(), mark))) throw new StepStartingError();
+        let started: Awaited<ReturnType<EnrichmentProvider["start"]>>;
+        try {
+          started = await provider.start({
+            featureId: input.row.id,
+            payload: view.payload,
+            recipient: { id: input.session.recipientId, name: input.session.recipientName, email: null },
+            returnUrl: services.returnLink(),
+            people: (await recipientsOf(db, input.row.container_id)).map((r) => ({ id: r.id, name: r.name })),
+            files: extra?.files ?? [],
+          });
+        } catch (error) {
+          await settleStart(db, input.row.id, mark, null);
+          throw error;
+        }
+        await db.transaction().execute(async (trx) => {
+          await settleStart(trx, input.row.id, mark, started.ref.slice(0, 200));
+          await updateEnrichment(trx, input.row.id, { updated: engine.now() });
         });
-        await db.transaction().execute((trx) =>
-          updateEnrichment(trx, input.row.id, {
-            provider_ref: started.ref.slice(0, 200),
-            updated: engine.now(),
-          }),
-        );
         return started.next;
       },
     };

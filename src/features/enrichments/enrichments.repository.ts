@@ -44,6 +44,56 @@ export async function updateEnrichment(
   await ex.updateTable("enrichment_features").set(values).where("feature_id", "=", featureId).execute();
 }
 
+/**
+ * A step being started at its vendor holds this mark in `provider_ref` (with the time it was
+ * taken) until the vendor's reference replaces it: one start at a time per step.
+ */
+export const STARTING_MARK = "starting:";
+
+/** True when `ref` is a start in progress, not a vendor's reference. */
+export function isStartingMark(ref: string | null): boolean {
+  return ref?.startsWith(STARTING_MARK) === true;
+}
+
+/** A start mark older than this is left by a process that died mid-start and may be taken over. */
+const STALE_START_MS = 2 * 60_000;
+
+/**
+ * Takes the right to start step `featureId` at its vendor: true when this caller set the mark
+ * (the step had no reference, or a start mark left stale), false when another start holds it or
+ * the step is started already. One conditional UPDATE, so concurrent callers get one true.
+ */
+export async function claimStart(ex: Executor, featureId: number, now: Date, mark: string): Promise<boolean> {
+  const stale = `${STARTING_MARK}${new Date(now.getTime() - STALE_START_MS).toISOString()}`;
+  const result = await ex
+    .updateTable("enrichment_features")
+    .set({ provider_ref: mark })
+    .where("feature_id", "=", featureId)
+    .where((eb) =>
+      eb.or([
+        eb("provider_ref", "is", null),
+        eb.and([eb("provider_ref", "like", `${STARTING_MARK}%`), eb("provider_ref", "<", stale)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Replaces this caller's start mark by `ref` (the vendor's reference, or null to give it up). */
+export async function settleStart(
+  ex: Executor,
+  featureId: number,
+  mark: string,
+  ref: string | null,
+): Promise<void> {
+  await ex
+    .updateTable("enrichment_features")
+    .set({ provider_ref: ref })
+    .where("feature_id", "=", featureId)
+    .where("provider_ref", "=", mark)
+    .execute();
+}
+
 /** The enrichment feature a provider reference names on a connection. */
 export async function findByProviderRef(
   ex: Executor,
@@ -66,6 +116,7 @@ export async function openProviderSteps(ex: Executor, limit: number): Promise<En
     .selectAll("e")
     .where("f.state", "=", "pending")
     .where("e.provider_ref", "is not", null)
+    .where("e.provider_ref", "not like", `${STARTING_MARK}%`)
     .where("e.connection_id", "is not", null)
     .orderBy("e.feature_id")
     .limit(limit)

@@ -28,6 +28,7 @@ import {
   type EnrichmentRow,
   findEnrichment,
   insertEnrichment,
+  isStartingMark,
   recipientsOf,
   updateEnrichment,
 } from "./enrichments.repository.js";
@@ -132,6 +133,7 @@ export class EnrichmentsService implements FeatureExtensions {
   async deleting(ex: Executor, row: FeatureRow): Promise<void> {
     const own = await findEnrichment(ex, row.id);
     if (row.state !== "pending" || !own?.provider_ref || own.connection_id === null) return;
+    if (isStartingMark(own.provider_ref)) return;
     await this.deps.jobs.enqueue(ex, ProviderCancelJob, {
       connection: own.connection_id,
       ref: own.provider_ref,
@@ -157,7 +159,8 @@ export class EnrichmentsService implements FeatureExtensions {
       payload: JSON.parse(own.payload) as Record<string, unknown>,
       result: this.openResult(own),
       provider: own.provider,
-      providerRef: own.provider_ref,
+      // A start in progress is not a vendor's reference yet.
+      providerRef: isStartingMark(own.provider_ref) ? null : own.provider_ref,
       resultPurgedAt: own.result_purged_at,
       expiresAt: row.expires_at,
       completedAt: row.completed_at,

@@ -239,6 +239,8 @@ export const de: Catalogue = {
     "Dieser Unterschriftsschritt kann derzeit nicht unterschrieben werden. Wenden Sie sich an den Absender.",
   "esign.noDocument":
     "Das zu unterschreibende Dokument ist nicht verfügbar. Wenden Sie sich an den Absender.",
+  "esign.error.starting":
+    "Ihre Unterschrift wird beim Signaturdienst vorbereitet: Gehen Sie zurück und versuchen Sie es gleich noch einmal.",
   "esign.error.notYourTurn":
     "Sie sind noch nicht an der Reihe: Die Person vor Ihnen hat noch nicht unterschrieben.",
   "esign.error.consentFirst": "Stimmen Sie zuerst der elektronischen Unterschrift zu.",

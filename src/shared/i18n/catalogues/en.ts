@@ -223,6 +223,8 @@ export const en = {
   "esign.error.signedAlready": "You signed this document already.",
   "esign.error.noProvider": "This signing step cannot be signed now. Contact the sender.",
   "esign.noDocument": "The document to sign is not available. Contact the sender.",
+  "esign.error.starting":
+    "Your signing is being prepared at the signing service: go back and try again in a moment.",
   "esign.error.notYourTurn": "It is not your turn to sign: the signer before you has not signed yet.",
   "esign.error.consentFirst": "Accept the consent to sign electronically first.",
   "esign.error.reason": "Give a reason to decline.",

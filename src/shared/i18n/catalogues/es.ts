@@ -232,6 +232,8 @@ export const es: Catalogue = {
   "esign.error.noProvider":
     "Este paso de firma no se puede firmar ahora. Póngase en contacto con el remitente.",
   "esign.noDocument": "El documento para firmar no está disponible. Póngase en contacto con el remitente.",
+  "esign.error.starting":
+    "Su firma se está preparando en el servicio de firma: vuelva atrás e inténtelo de nuevo en un momento.",
   "esign.error.notYourTurn": "Aún no es su turno: la persona anterior todavía no ha firmado.",
   "esign.error.consentFirst": "Acepte primero el consentimiento para firmar electrónicamente.",
   "esign.error.reason": "Indique un motivo para rechazar.",

@@ -231,6 +231,8 @@ export const fr: Catalogue = {
   "esign.error.noProvider":
     "Cette étape de signature ne peut pas être signée pour le moment. Contactez l’expéditeur.",
   "esign.noDocument": "Le document à signer n’est pas disponible. Contactez l’expéditeur.",
+  "esign.error.starting":
+    "Votre signature est en cours de préparation auprès du service de signature : revenez en arrière et réessayez dans un instant.",
   "esign.error.notYourTurn": "Ce n’est pas votre tour : la personne avant vous n’a pas encore signé.",
   "esign.error.consentFirst": "Acceptez d’abord le consentement à la signature électronique.",
   "esign.error.reason": "Indiquez un motif de refus.",

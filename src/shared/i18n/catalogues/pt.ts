@@ -232,6 +232,8 @@ export const pt: Catalogue = {
   "esign.error.noProvider":
     "Este passo de assinatura não pode ser assinado agora. Entre em contato com o remetente.",
   "esign.noDocument": "O documento a assinar não está disponível. Contacte o remetente.",
+  "esign.error.starting":
+    "A sua assinatura está a ser preparada no serviço de assinatura: volte atrás e tente de novo dentro de momentos.",
   "esign.error.notYourTurn": "Ainda não é a sua vez: a pessoa antes de si ainda não assinou.",
   "esign.error.consentFirst": "Aceite primeiro o consentimento para assinar eletronicamente.",
   "esign.error.reason": "Indique um motivo para recusar.",

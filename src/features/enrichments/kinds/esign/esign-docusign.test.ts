@@ -297,6 +297,33 @@ describe("esign through DocuSign", () => {
     expect(creates()).toHaveLength(created);
   });
 
+  it("creates one envelope for forty clicks at once; the others are told to try again", async () => {
+    const { step, browsers } = await setup(["Gus"]);
+    const gus = browsers[0]!;
+    await gus.get(`steps/${step.id}/`);
+    const creates = () => fake.received.filter((r) => r.method === "POST" && r.path.endsWith("/envelopes"));
+    const before = creates().length;
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => gus.post(`steps/${step.id}/act`, { action: "sign" })),
+    );
+    const toDocuSign = answers.filter(
+      (a) => a.statusCode === 303 && String(a.headers.location).startsWith(fake.baseUri),
+    );
+    expect(toDocuSign.length).toBeGreaterThanOrEqual(1);
+    // Every other click either waited for the first start (409, "being prepared") or, once the
+    // envelope existed, got a signing URL of that same envelope.
+    for (const a of answers.filter((x) => !toDocuSign.includes(x))) {
+      expect(a.statusCode, a.body).toBe(409);
+      expect(a.body).toContain("Your signing is being prepared at the signing service");
+    }
+    expect(creates().length - before).toBe(1);
+    const ref = await envelopeOf(step.id);
+    expect(fake.envelope(ref)).toBeDefined();
+    // A later click gets a view of that envelope.
+    await click(gus, step.id);
+    expect(creates().length - before).toBe(1);
+  });
+
   it("voids at DocuSign when the owner voids, and maps a decline", async () => {
     const voided = await setup(["Fay"]);
     await click(voided.browsers[0]!, voided.step.id);

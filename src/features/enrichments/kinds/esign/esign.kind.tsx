@@ -18,13 +18,14 @@ import { AppError, unprocessable, ValidationError } from "../../../../shared/err
 import { en, type MessageKey } from "../../../../shared/i18n/catalogues/en.js";
 import type { Translator } from "../../../../shared/i18n/i18n.js";
 import { type SigningField, SigningView } from "../../../../web/esign-signing-view.js";
-import type {
-  Disclosure,
-  EnrichmentKind,
-  EnrichmentView,
-  StepActResult,
-  StepContext,
-  StepServices,
+import {
+  type Disclosure,
+  type EnrichmentKind,
+  type EnrichmentView,
+  type StepActResult,
+  type StepContext,
+  type StepServices,
+  StepStartingError,
 } from "../../enrichment-kind.js";
 import { checkDocument } from "./esign.document.js";
 import {
@@ -362,6 +363,7 @@ async function vendorAct(
     );
     return { redirect: url };
   } catch (error) {
+    if (error instanceof StepStartingError) return { error: t("esign.error.starting"), status: 409 };
     if (error instanceof AppError) {
       if (error.status === 409) return notYourTurn;
       return { error: error.detail, status: error.status };
