@@ -220,12 +220,22 @@ describe("the esign step in Chromium", () => {
     expect(b.problems).toEqual([]);
     await b.context.close();
     // What was stored: Ada's typed mark with her text, Bob's drawn one, both PNGs.
-    const view = await t.ferry.database.db
+    // Stored sealed (signers' addresses, agents and marks are personal data), opened by the engine.
+    const db = t.ferry.database.db;
+    const stored = await db
       .selectFrom("enrichment_features")
-      .select("result")
+      .selectAll()
       .where("feature_id", "=", step.id)
       .executeTakeFirstOrThrow();
-    const result = JSON.parse(String(view.result)) as {
+    expect(stored.result_kid).not.toBeNull();
+    expect(stored.result).not.toContain("Ada Lovelace");
+    const row = await db
+      .selectFrom("container_features")
+      .selectAll()
+      .where("id", "=", step.id)
+      .executeTakeFirstOrThrow();
+    const view = await t.ferry.enrichments.engine.view(db, row, stored);
+    const result = view.result as {
       signed: Record<string, { values: Record<string, { method?: string; text?: string; image?: string }> }>;
     };
     expect(result.signed[String(ada.id)]!.values.buyer_sig).toMatchObject({

@@ -445,7 +445,8 @@ export const esignKind: EnrichmentKind<EsignPayload> = {
       sealed_document: result.sealed_document ?? null,
     };
   },
-  sensitiveResult: false,
+  // Signers' IP addresses, browsers and marks: personal data, sealed at rest.
+  sensitiveResult: true,
   retentionDays: (config) => (config.ESIGN_RETENTION_DAYS > 0 ? config.ESIGN_RETENTION_DAYS : null),
   providers: {
     local: {
