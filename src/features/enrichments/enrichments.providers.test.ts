@@ -212,6 +212,29 @@ describe("enrichment providers", () => {
     await t.ferry.database.db.deleteFrom("jobs").where("kind", "=", "enrichments.cancel").execute();
   });
 
+  it("cancels at the vendor a started step that expires, by job", async () => {
+    const c = await buildContainer(call);
+    const ana = await addRecipient(call, c.id, { first_name: "Ana" });
+    const expiration = new Date(t.clock.now().getTime() + 60_000).toISOString();
+    const step = expectJson(await call("POST", PATH, { container: c.id, note: "kyc", expiration }), 201);
+    const browser = new PageBrowser(t, sessionOf(await sendContainer(call, c.id), ana).base);
+    await browser.get(`steps/${step.id}/`);
+    expect((await browser.post(`steps/${step.id}/act`, { accept: "1" })).statusCode).toBe(303);
+    t.clock.advance(61_000);
+    await t.ferry.containers.lifecycle.expireDueFeatures();
+    expect(expectJson(await call("GET", `${PATH}${step.id}/`), 200).state).toBe("expired");
+    const jobs = await t.ferry.database.db
+      .selectFrom("jobs")
+      .selectAll()
+      .where("kind", "=", "enrichments.cancel")
+      .where("state", "=", "queued")
+      .execute();
+    expect(jobs).toHaveLength(1);
+    await runJobHandler(t.ferry, jobs[0]!.kind, JSON.parse(jobs[0]!.payload), jobs[0]!);
+    expect(testVendor.canceled).toContain(`tv_${step.id}`);
+    await t.ferry.database.db.deleteFrom("jobs").where("kind", "=", "enrichments.cancel").execute();
+  });
+
   it("keeps a consent ledger reused across the session's steps", async () => {
     const c = await buildContainer(call);
     const ana = await addRecipient(call, c.id, { first_name: "Ana" });

@@ -124,6 +124,14 @@ export class EnrichmentsService implements FeatureExtensions {
   async expired(ex: Executor, row: FeatureRow, now: string): Promise<void> {
     const kind = this.requireKind(row.kind);
     await updateEnrichment(ex, row.id, { status: kind.expiredStatus, updated: now });
+    // A step started at a vendor ends there too (by a job, as on delete), so nobody goes on at
+    // the vendor with a step Ferry no longer follows.
+    const own = await findEnrichment(ex, row.id);
+    if (!own?.provider_ref || own.connection_id === null || isStartingMark(own.provider_ref)) return;
+    await this.deps.jobs.enqueue(ex, ProviderCancelJob, {
+      connection: own.connection_id,
+      ref: own.provider_ref,
+    });
   }
 
   /**
