@@ -65,6 +65,8 @@ describe("storage cleanup", () => {
       orphanBlobsDeleted: 0,
       blobsChecked: 3,
       temporaryFilesRemoved: 0,
+      // The local blob store has no multipart uploads.
+      incompleteUploadsAborted: 0,
     });
   });
 
@@ -74,6 +76,8 @@ describe("storage cleanup", () => {
       orphanBlobsDeleted: 2,
       blobsChecked: 3,
       temporaryFilesRemoved: 0,
+      // The local blob store has no multipart uploads.
+      incompleteUploadsAborted: 0,
     });
   });
 
