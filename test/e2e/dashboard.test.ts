@@ -135,6 +135,11 @@ describe("dashboard in Chromium", () => {
     await page.getByText("Copied to the clipboard.").waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
     await check(page, "applications-new-key");
+    // A reload neither shows the key again nor creates a second application (post/redirect/get).
+    await page.reload();
+    await page.getByText("The new key was shown once and is not shown again.").waitFor();
+    expect(await page.locator("#new-key").count()).toBe(0);
+    expect(await page.locator("tbody tr", { hasText: "Website" }).count()).toBe(1);
 
     const token = await fetch(`${base}/v1/auth/get_token/`, {
       method: "POST",

@@ -104,6 +104,20 @@ export class DashboardClient {
     this.keep(res);
     return res;
   }
+
+  /**
+   * POSTs a form that answers with a 303 (post/redirect/get) and GETs where it leads; throws when
+   * the answer is not such a redirect. Returns both answers.
+   */
+  async postAndGet(
+    path: string,
+    form: Record<string, string | string[]> = {},
+  ): Promise<{ post: Inject; page: Inject }> {
+    const post = await this.post(path, form);
+    if (post.statusCode !== 303)
+      throw new Error(`POST ${path}: expected 303, got ${post.statusCode}: ${post.body.slice(0, 400)}`);
+    return { post, page: await this.get(String(post.headers.location)) };
+  }
 }
 
 /** Moves the test clock on past the user's last accepted TOTP step and returns the code of now. */

@@ -41,9 +41,19 @@ export function applicationsPages(deps: {
       "/dashboard/applications",
       { operationId: "dashboardListApplications", summary: "The account's applications" },
       async (request, reply, ctx) => {
-        const revoked = Number((request.query as Record<string, unknown>)?.revoked);
+        const query = (request.query as Record<string, unknown>) ?? {};
+        const revoked = Number(query.revoked);
         const list = await applications.list(ctx.user.accountId);
         const gone = list.find((a) => a.id === revoked && !a.active);
+        // The key of an application just created, handed over once by the create form's redirect.
+        const flash = query.created !== undefined ? kit.takeFlash(request, reply) : undefined;
+        const made = list.find((a) => a.id === Number(flash?.application) && a.active);
+        const apiKey = typeof flash?.apiKey === "string" ? flash.apiKey : undefined;
+        const notice = gone
+          ? `Revoked "${gone.name}": its key and tokens no longer work.`
+          : query.created !== undefined && !made
+            ? "The new key was shown once and is not shown again. If you did not copy it, revoke that application and create another."
+            : undefined;
         return kit.render(
           request,
           reply,
@@ -53,7 +63,8 @@ export function applicationsPages(deps: {
             csrfToken={ctx.csrfToken}
             applications={list}
             areas={SCOPE_AREAS}
-            notice={gone ? `Revoked "${gone.name}": its key and tokens no longer work.` : undefined}
+            created={made && apiKey ? { application: made, apiKey } : undefined}
+            notice={notice}
           />,
         );
       },
@@ -72,18 +83,9 @@ export function applicationsPages(deps: {
               scopes: ["Choose at least one area, or give access to everything."],
             });
           const created = await applications.create(actor(request, ctx), { name, scopes });
-          return kit.render(
-            request,
-            reply,
-            ctx,
-            { ...options, status: 201 },
-            <ApplicationsPage
-              csrfToken={ctx.csrfToken}
-              applications={await applications.list(ctx.user.accountId)}
-              areas={SCOPE_AREAS}
-              created={{ application: created.application, apiKey: created.api_key }}
-            />,
-          );
+          // Post/redirect/get: a reload of the page that shows the key creates nothing more.
+          kit.setFlash(request, reply, { application: created.application.id, apiKey: created.api_key });
+          return kit.redirect(reply, `/dashboard/applications?created=${created.application.id}`);
         } catch (err) {
           if (!(err instanceof ValidationError)) throw err;
           return kit.render(

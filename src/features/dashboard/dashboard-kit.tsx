@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { VNode } from "preact";
 import type { KeyRing } from "../../adapters/key-ring/key-ring.js";
@@ -24,18 +24,28 @@ export interface DashboardCookies {
   session: string;
   /** The pre-session nonce of the sign-in and setup forms (HttpOnly, SameSite=Strict, short-lived). */
   preSession: string;
+  /** A one-time message to the next page (a secret shown once), sealed to the session. */
+  flash: string;
   path: string;
 }
 
 /** The dashboard's cookie names for a base URL (see DashboardCookies). */
 export function dashboardCookies(baseUrl: string): DashboardCookies {
   return baseUrl.startsWith("https:")
-    ? { session: "__Host-ferry_dash", preSession: "__Host-ferry_dash_pre", path: "/" }
-    : { session: "ferry_dash", preSession: "ferry_dash_pre", path: "/dashboard" };
+    ? {
+        session: "__Host-ferry_dash",
+        preSession: "__Host-ferry_dash_pre",
+        flash: "__Host-ferry_dash_flash",
+        path: "/",
+      }
+    : { session: "ferry_dash", preSession: "ferry_dash_pre", flash: "ferry_dash_flash", path: "/dashboard" };
 }
 
 /** How long a pre-session nonce (an open sign-in or setup form) lives, in seconds. */
 const PRE_SESSION_SECONDS = 30 * 60;
+
+/** How long a one-time flash (a secret shown once after a form) waits for its page, in seconds. */
+const FLASH_SECONDS = 5 * 60;
 
 /**
  * What a form's CSRF token is bound to: `session` (the request's dashboard session, at any stage)
@@ -248,6 +258,66 @@ export class DashboardKit {
     const kid = token.slice(0, dot);
     if (dot < 1 || !this.deps.keyRing.kids().includes(kid)) return false;
     return constantTimeEqual(token, `${kid}.${this.csrfMac(kid, value)}`);
+  }
+
+  private flashKey(kid: string): Buffer {
+    return createHmac("sha256", this.deps.keyRing.derive(kid, "secrets"))
+      .update("ferry/dashboard/flash")
+      .digest();
+  }
+
+  /**
+   * Hands `value` to the next page of this session once (post/redirect/get of a form that shows a
+   * secret): sealed with AES-GCM to the session in an HttpOnly, SameSite=Strict cookie that lives
+   * five minutes. `takeFlash` reads it once and clears it, so a reload shows it no more.
+   */
+  setFlash(request: FastifyRequest, reply: FastifyReply, value: Record<string, unknown>): void {
+    const binding = this.bindingValue(request, "session");
+    if (!binding) return;
+    const kid = this.deps.keyRing.activeKid;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.flashKey(kid), iv);
+    cipher.setAAD(Buffer.from(binding));
+    const body = JSON.stringify({ value, until: Date.now() + FLASH_SECONDS * 1000 });
+    const sealed = Buffer.concat([cipher.update(body, "utf8"), cipher.final()]);
+    const parts = [kid, iv, sealed, cipher.getAuthTag()].map((p) =>
+      typeof p === "string" ? p : p.toString("base64url"),
+    );
+    setCookie(reply, this.cookies.flash, parts.join("."), {
+      path: this.cookies.path,
+      maxAgeSeconds: FLASH_SECONDS,
+      secure: this.https(request),
+      sameSite: "Strict",
+    });
+  }
+
+  /** The value `setFlash` handed to this session, once (undefined when none, expired or another session's). */
+  takeFlash(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> | undefined {
+    const raw = readCookies(request)[this.cookies.flash];
+    if (!raw) return undefined;
+    setCookie(reply, this.cookies.flash, "", {
+      path: this.cookies.path,
+      maxAgeSeconds: 0,
+      secure: this.https(request),
+      sameSite: "Strict",
+    });
+    const binding = this.bindingValue(request, "session");
+    const [kid, iv, sealed, tag] = raw.split(".");
+    if (!binding || !kid || !iv || !sealed || !tag || !this.deps.keyRing.kids().includes(kid))
+      return undefined;
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", this.flashKey(kid), Buffer.from(iv, "base64url"));
+      decipher.setAAD(Buffer.from(binding));
+      decipher.setAuthTag(Buffer.from(tag, "base64url"));
+      const body = Buffer.concat([decipher.update(Buffer.from(sealed, "base64url")), decipher.final()]);
+      const { value, until } = JSON.parse(body.toString("utf8")) as {
+        value: Record<string, unknown>;
+        until: number;
+      };
+      return until >= Date.now() ? value : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Sends a 303 redirect (after a form post, or to sign-in). */

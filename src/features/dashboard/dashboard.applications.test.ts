@@ -18,13 +18,14 @@ describe("dashboard applications", () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers["content-security-policy"]).toContain("script-src 'self'");
     expect(page.body).toContain("Test app");
-    const created = await client.post("/dashboard/applications", {
+    const { post, page: created } = await client.postAndGet("/dashboard/applications", {
       name: "Website",
       access: "areas",
       scope_requests: "write",
       scope_media: "read",
     });
-    expect(created.statusCode).toBe(201);
+    expect(String(post.headers.location)).toMatch(/^\/dashboard\/applications\?created=\d+$/);
+    expect(created.statusCode).toBe(200);
     const key = /<code id="new-key" class="fd-secret">([^<]+)<\/code>/.exec(created.body)?.[1];
     expect(key).toMatch(/^fry_sbx_/);
     expect(created.body).toContain("requests media:read");
@@ -36,7 +37,11 @@ describe("dashboard applications", () => {
     expect(token.statusCode).toBe(200);
     const headers = { authorization: `JWT ${token.json().token}` };
     expect((await h.t.app.inject({ method: "GET", url: "/v1/request/", headers })).statusCode).toBe(200);
-    // Shown once: the list never shows it again.
+    // Shown once: a reload of that page neither shows it again nor creates another application.
+    const reload = await client.get(String(post.headers.location));
+    expect(reload.body).not.toContain(key!);
+    expect(reload.body).toContain("The new key was shown once and is not shown again.");
+    expect(reload.body.match(/<td>Website<\/td>/g)).toHaveLength(1);
     expect((await client.get("/dashboard/applications")).body).not.toContain(key!);
 
     const id =
@@ -96,7 +101,7 @@ describe("dashboard applications", () => {
     );
     await client.get("/dashboard/applications");
     const res = await client.post("/dashboard/applications", { name: XSS, access: "all" });
-    expect(res.statusCode).toBe(201);
+    expect(res.statusCode).toBe(303);
     const list = await client.get("/dashboard/applications");
     expect(list.body).not.toContain("<script>alert(1)");
     expect(list.body).not.toContain("<img src=x");

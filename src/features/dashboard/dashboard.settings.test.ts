@@ -89,8 +89,12 @@ describe("dashboard settings", () => {
     const owner = await createDashboardUser(h.t, { accountId: h.owner.accountId });
     const client = await signedInClient(h.t, owner);
     await client.get("/dashboard/settings/team");
-    const invited = await client.post("/dashboard/settings/team", { email: "Colleague@Example.com" });
-    expect(invited.statusCode).toBe(201);
+    const { page: invited } = await client.postAndGet("/dashboard/settings/team", {
+      email: "Colleague@Example.com",
+    });
+    expect(invited.statusCode).toBe(200);
+    // Shown once: a reload of that page shows no link and invites nobody again.
+    expect((await client.get("/dashboard/settings/team?invited=1")).body).not.toContain('id="setup-link"');
     const link = /<code id="setup-link" class="fd-secret">([^<]+)<\/code>/.exec(invited.body)?.[1];
     expect(link).toMatch(/^http:\/\/ferry\.test\/dashboard\/setup\/[A-Za-z0-9_-]{43}$/);
     // The colleague follows the link.

@@ -193,7 +193,16 @@ export function settingsPages(deps: {
       app,
       "/dashboard/settings/team",
       { operationId: "dashboardTeam", summary: "Users and sessions" },
-      (r, p, c) => teamPage(r, p, c),
+      (r, p, c) => {
+        // The setup link of an invitation just made, handed over once by the invite form's redirect.
+        const flash =
+          (r.query as Record<string, unknown>)?.invited !== undefined ? kit.takeFlash(r, p) : undefined;
+        const invited =
+          typeof flash?.invited === "string" && typeof flash.setupUrl === "string"
+            ? { email: flash.invited, setupUrl: flash.setupUrl }
+            : undefined;
+        return teamPage(r, p, c, invited ? { invited } : {});
+      },
     );
     kit.post(
       app,
@@ -208,7 +217,9 @@ export function settingsPages(deps: {
             ctx.user.userId,
             actor(request, ctx),
           );
-          return teamPage(request, reply, ctx, { status: 201, invited: { email: user.email, setupUrl } });
+          // Post/redirect/get: the setup link is shown once, and a reload invites nobody again.
+          kit.setFlash(request, reply, { invited: user.email, setupUrl });
+          return kit.redirect(reply, "/dashboard/settings/team?invited=1");
         } catch (err) {
           if (
             !(err instanceof Error) ||
